@@ -1,0 +1,98 @@
+"""The ChatMD syntax tree: elements and text nodes with source spans.
+
+This is the parser's output and the input of import expansion and declaration
+lowering. It records the document exactly as written (attributes in order,
+duplicates kept, text verbatim); it gives no meaning to any element.
+Spans do not take part in equality, so two trees parsed from differently laid
+out sources compare by content alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from common.sources import SourceFile, Span
+
+
+@attrs.frozen(slots=True)
+class Attribute:
+    """``name="value"`` (``value`` is None for a flag such as ``local``); entities decoded.
+
+    Attributes carry no position: :func:`chatmd.lexer.attribute_spans` finds
+    them on demand from the element's opening tag.
+    """
+
+    name: str
+    value: str | None
+
+
+@attrs.frozen(slots=True)
+class Text:
+    """A run of literal text (RAW block contents included), merged across adjacent tokens."""
+
+    text: str
+    span: Span = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen(slots=True)
+class Element:
+    """A recognised ChatMD element.
+
+    ``span`` covers the opening (or self-closing) tag; ``end_span`` the closing
+    tag, or None for a self-closing element.
+    """
+
+    tag: str
+    attrs: tuple[Attribute, ...]
+    children: tuple[Node, ...]
+    span: Span = attrs.field(eq=False, repr=False)
+    end_span: Span | None = attrs.field(default=None, eq=False, repr=False)
+    self_closing: bool = attrs.field(default=False, eq=False)
+
+    def get(self, name: str) -> str | None:
+        """The value of the last occurrence of ``name`` ('' for a flag), or None if absent."""
+        for attribute in reversed(self.attrs):
+            if attribute.name == name:
+                return "" if attribute.value is None else attribute.value
+        return None
+
+    def get_first(self, name: str) -> str | None:
+        """Like :meth:`get`, but the first occurrence wins."""
+        for attribute in self.attrs:
+            if attribute.name == name:
+                return "" if attribute.value is None else attribute.value
+        return None
+
+    def has(self, name: str) -> bool:
+        return any(attribute.name == name for attribute in self.attrs)
+
+    def attribute(self, name: str) -> Attribute | None:
+        """The last :class:`Attribute` called ``name``, or None."""
+        for attribute in reversed(self.attrs):
+            if attribute.name == name:
+                return attribute
+        return None
+
+    def elements(self) -> Iterator[Element]:
+        """The element children, in order."""
+        for child in self.children:
+            if isinstance(child, Element):
+                yield child
+
+    @property
+    def full_span(self) -> Span:
+        """From the opening tag's ``<`` to the end of the closing tag."""
+        return self.span.to(self.end_span) if self.end_span is not None else self.span
+
+
+Node = Element | Text
+
+
+@attrs.frozen(slots=True)
+class Document:
+    """A parsed file: its top-level nodes (blank top-level text already dropped)."""
+
+    nodes: tuple[Node, ...]
+    source: SourceFile = attrs.field(eq=False, repr=False)

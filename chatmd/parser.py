@@ -1,0 +1,217 @@
+"""The ChatMD parser: tokens to a :class:`~chatmd.ast.Document`, with the top-level rule.
+
+Grammar (spec §2.1)::
+
+    document := { blank_TEXT | element } EOF
+    element  := SELF | START children END
+    children := { text_run | element }
+
+Adjacent TEXT tokens inside an element merge into one text node. In *document*
+mode non-blank top-level text is an error; in *content* mode (a file imported
+into a message body) the top level is an element's children and keeps its text.
+
+The parser recovers from its own errors (stray text, mismatched or unexpected
+closing tags) so that one run reports every problem it can see; the returned
+document is then best-effort and must not be used for anything but reporting.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from chatmd.ast import Document, Element, Node, Text
+from chatmd.lexer import SELF, START, TEXT, iter_tokens
+from chatmd.vocabulary import WS
+from common.allocation import gc_paused
+from common.diagnostics import Diagnostic, DiagnosticError, Related
+from common.sources import SourceFile, Span
+
+PHASE = "parse"
+
+_MAX_SHOWN_TEXT = 60
+_TRUNCATING = frozenset({"chatmd.unterminated_raw", "chatmd.unterminated_comment"})
+
+
+@attrs.frozen
+class ParseResult:
+    """A document and the diagnostics found while lexing and parsing it."""
+
+    document: Document
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+_TokenTuple = tuple  # (kind, value, attrs, start, end), see chatmd.lexer.Token
+
+
+class _Open:
+    """An element whose closing tag has not been seen yet."""
+
+    __slots__ = ("token", "children", "texts", "text_start", "text_end")
+
+    def __init__(self, token: _TokenTuple) -> None:
+        self.token = token
+        self.children: list[Node] = []
+        self.texts: list[str] = []
+        self.text_start = 0
+        self.text_end = 0
+
+
+def _shorten(text: str) -> str:
+    text = text.strip(WS)
+    return text if len(text) <= _MAX_SHOWN_TEXT else text[: _MAX_SHOWN_TEXT - 3] + "..."
+
+
+class Parser:
+    def __init__(self, source: SourceFile, *, content_mode: bool) -> None:
+        self.source = source
+        self.content_mode = content_mode
+        self.lex_diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = []
+        # the line of the last top-level text reported, so that a run of text
+        # tokens on one line (words around an unknown tag) is reported once
+        self._reported_line = 0
+
+    def _error(self, start: int, end: int, code: str, message: str, *,
+               hint: str | None = None, related: tuple[Related, ...] = ()) -> None:
+        self.diagnostics.append(Diagnostic.at(Span(self.source, start, end), code, message,
+                                              phase=PHASE, hint=hint, related=related))
+
+    def _flush_text(self, frame: _Open) -> None:
+        if frame.texts:
+            texts = frame.texts
+            joined = texts[0] if len(texts) == 1 else "".join(texts)
+            frame.children.append(Text(joined, Span(self.source, frame.text_start, frame.text_end)))
+            frame.texts = []
+
+    def run(self) -> Document:
+        source = self.source
+        root = _Open((START, "", (), 0, 0))
+        stack: list[_Open] = [root]
+        top = root
+        content_mode = self.content_mode
+        for token in iter_tokens(source, self.lex_diagnostics):
+            kind = token[0]
+            if kind == TEXT:
+                if top is root and not content_mode:
+                    self._top_level_text(token)
+                    continue
+                if not top.texts:
+                    top.text_start = token[3]
+                top.texts.append(token[1])
+                top.text_end = token[4]
+                continue
+            self._reported_line = 0
+            if kind == START:
+                if top.texts:
+                    self._flush_text(top)
+                top = _Open(token)
+                stack.append(top)
+            elif kind == SELF:
+                if top.texts:
+                    self._flush_text(top)
+                top.children.append(Element(token[1], token[2], (),
+                                            Span(source, token[3], token[4]), None, True))
+            else:  # END
+                if top is root:
+                    self._error(token[3], token[4], "chatmd.unexpected_close",
+                                f"closing tag </{token[1]}> has no matching opening tag",
+                                hint="remove it, or add the opening tag it closes")
+                    continue
+                if token[1] != top.token[1]:
+                    self._mismatch(top.token, token)
+                    # recover: close up to an enclosing element of that name, else
+                    # take the tag as a misspelt close of the innermost element
+                    if any(frame.token[1] == token[1] for frame in stack[1:-1]):
+                        while stack[-1].token[1] != token[1]:
+                            self._close(stack, None)
+                self._close(stack, token)
+                top = stack[-1]
+        # an unterminated comment or RAW block swallowed the rest of the file:
+        # the elements it left open are not worth a second report
+        truncated = any(d.code in _TRUNCATING for d in self.lex_diagnostics)
+        while len(stack) > 1:
+            if not truncated:
+                self._unclosed(stack[-1].token)
+            self._close(stack, None)
+        self._flush_text(root)
+        return Document(tuple(root.children), source)
+
+    def _close(self, stack: list[_Open], end: _TokenTuple | None) -> None:
+        frame = stack.pop()
+        if frame.texts:
+            self._flush_text(frame)
+        _, name, attributes, start, stop = frame.token
+        end_span = Span(self.source, end[3], end[4]) if end is not None else None
+        stack[-1].children.append(Element(name, attributes, tuple(frame.children),
+                                          Span(self.source, start, stop), end_span, False))
+
+    def _unclosed(self, opening: _TokenTuple) -> None:
+        _, name, _, opening_start, opening_end = opening
+        hint = f"add </{name}>, or put text containing `<` inside a RAW| ... |RAW block"
+        closing = self.source.text.find(f"</{name}>", opening_end)
+        if closing >= 0:
+            line, column = self.source.position(closing)
+            chunk = self.source.text.rfind("<", opening_end, closing)
+            shown = _shorten(self.source.text[chunk : closing + len(name) + 3])
+            hint = (f"the </{name}> at line {line}, column {column} is inside the tag-like "
+                    f"text `{shown}`, which is not a ChatMD tag and is kept as literal text; "
+                    "put that text in a RAW| ... |RAW block or write `< ` with a space")
+        self._error(opening_start, opening_end, "chatmd.unclosed_element",
+                    f"element <{name}> is never closed: expected </{name}> before the "
+                    "end of the file", hint=hint)
+
+    def _mismatch(self, top: _TokenTuple, token: _TokenTuple) -> None:
+        """Report a closing tag that does not close the innermost element ``top``."""
+        name = top[1]
+        opened_at = Related.at(Span(self.source, top[3], top[4]), f"<{name}> opened here")
+        self._error(token[3], token[4], "chatmd.mismatched_tag",
+                    f"closing tag </{token[1]}> does not match the open element "
+                    f"<{name}>: expected </{name}>",
+                    hint=f"close <{name}> with </{name}> first",
+                    related=(opened_at,))
+
+    def _top_level_text(self, token: _TokenTuple) -> None:
+        text = token[1]
+        if not text.strip(WS):
+            return
+        start, end = token[3], token[4]
+        if end - start == len(text):  # not a RAW block: point at the first non-blank
+            start += len(text) - len(text.lstrip(WS))
+        line = self.source.local_position(start)[0]
+        if line == self._reported_line:
+            return
+        self._reported_line = line
+        self._error(start, end, "chatmd.top_level_text",
+                    f"unexpected text at top level: \"{_shorten(text)}\"; expected a ChatMD "
+                    "element such as <user>, <system>, <config/> or <tool/>",
+                    hint="wrap message text in <user>...</user>; tags are lowercase and "
+                    "unknown tags count as text")
+
+
+def parse(source: SourceFile, *, content_mode: bool = False) -> ParseResult:
+    """Lex and parse ``source``, collecting every diagnostic found."""
+    parser = Parser(source, content_mode=content_mode)
+    with gc_paused():
+        document = parser.run()
+    diagnostics = sorted(parser.lex_diagnostics + parser.diagnostics,
+                         key=lambda d: (d.line, d.column))
+    return ParseResult(document, tuple(diagnostics))
+
+
+def parse_document(source: SourceFile, *, content_mode: bool = False) -> Document:
+    """Lex and parse ``source``; raise :class:`DiagnosticError` on any error."""
+    result = parse(source, content_mode=content_mode)
+    if not result.ok:
+        raise DiagnosticError(result.diagnostics)
+    return result.document
+
+
+def parse_text(text: str, name: str = "<prompt>", *, content_mode: bool = False) -> Document:
+    """Convenience: parse a string (a leading BOM is stripped); raise on error."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return parse_document(SourceFile(name, text), content_mode=content_mode)

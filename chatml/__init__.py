@@ -1,0 +1,1 @@
+"""ChatML: the statically typed scripting language of ChatMD moderators and shell hooks."""

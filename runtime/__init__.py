@@ -1,0 +1,1 @@
+"""The runtime: links ChatMD prompts and ChatML scripts into moderated chat sessions."""
