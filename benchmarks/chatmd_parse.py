@@ -1,10 +1,12 @@
 """Benchmark: ChatMD frontend throughput and `chatmdc check` start-up time.
 
 Generates a ~5 MB transcript (messages, tool calls and results, reasoning, with
-RAW blocks, markdown tables and unknown tags), parses it with the full ChatMD
-frontend, and parses an equivalent XML document with ``xml.etree.ElementTree``
-in the same run. Prints MB/s for both and the ratio (target: >= 0.25), then the
-wall time of ``chatmdc check`` on a small prompt (target: < 150 ms).
+RAW blocks, markdown tables and unknown tags), loads it with the full ChatMD
+frontend (``load_prompt_text``: parse, imports, declarations), and parses an
+equivalent XML document with ``xml.etree.ElementTree`` in the same run, the two
+interleaved. Prints MB/s for both and the ratio (target: >= 0.25), then the
+time of ``chatmdc check`` on the bundled example prompt and on a small prompt
+without shell declarations (target: < 150 ms).
 
 Run: ``.venv/bin/python benchmarks/chatmd_parse.py [--size-mb N] [--repeat N]``
 """
@@ -12,10 +14,14 @@ Run: ``.venv/bin/python benchmarks/chatmd_parse.py [--size-mb N] [--repeat N]``
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -26,8 +32,9 @@ sys.path.insert(0, str(REPO))
 
 from chatmd.frontend import load_prompt_text  # noqa: E402
 
-WORDS = ("the model reads files and writes patches | col | a<b then x > y "
-         "<task>plan</task> RAW without bar `code` lorem ipsum dolor sit amet").split()
+WORDS = ["the", "model", "reads", "files", "and", "writes", "patches", "|", "col", "|", "a<b",
+         "then", "x", ">", "y", "<task>plan</task>", "RAW", "without", "bar", "`code`", "lorem",
+         "ipsum", "dolor", "sit", "amet"]
 
 
 def _paragraph(rng: random.Random, words: int) -> str:
@@ -51,7 +58,7 @@ def generate(size: int, seed: int = 7) -> tuple[str, str]:
     while total < size:
         question = _paragraph(rng, 40)
         answer = _paragraph(rng, 150)
-        arguments = '{"file": "src/module_%d.py", "offset": 0, "line_count": 200}' % turn
+        arguments = f'{{"file": "src/module_{turn}.py", "offset": 0, "line_count": 200}}'
         output = _paragraph(rng, 300)
         summary = _paragraph(rng, 30)
         parts = [
@@ -77,24 +84,52 @@ def generate(size: int, seed: int = 7) -> tuple[str, str]:
     return "".join(chatmd), "".join(xml)
 
 
-def _best(function, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
+def _interleaved_best(functions: list, repeat: int) -> list[float]:  # type: ignore[type-arg]
+    """Best wall time of each function, running them in turn so that load spikes hit all alike."""
+    best = [float("inf")] * len(functions)
     for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for index, function in enumerate(functions):
+            gc.collect()
+            start = time.perf_counter()
+            function()
+            best[index] = min(best[index], time.perf_counter() - start)
+    return best
 
 
-def _check_startup(repeat: int) -> float:
-    prompt = REPO / "examples" / "hello.chatmd"
+NO_SHELL_PROMPT = """<config model="gpt-4o" temperature="0.2"/>
+<tool name="read_file"/>
+<system>You are careful.</system>
+<user>Summarise README.md.</user>
+"""
+
+
+def _check_startup(prompt: Path, repeat: int) -> tuple[float, float, float]:
+    """Median and best wall time, and median CPU time, of ``chatmdc check PROMPT``.
+
+    Bytecode caching is allowed (as in any installed toolchain) and one
+    warm-up run fills the cache first, so the numbers are what a user sees
+    from the second run on. CPU time (user + system of the child) is printed
+    too: on a shared machine it is the steadier number.
+    """
     command = [sys.executable, "-m", "chatmd.cli", "check", str(prompt)]
-    times = []
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(command, check=True, cwd=REPO, capture_output=True, env=env)
+    walls = []
+    cpus = []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(command, check=True, cwd=REPO, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        subprocess.run(command, check=True, cwd=REPO, capture_output=True, env=env)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), min(walls), statistics.median(cpus)
+
+
+def _report_startup(label: str, prompt: Path, repeat: int) -> None:
+    wall, best, cpu = _check_startup(prompt, repeat)
+    print(f"chatmdc check {label}: median {wall * 1000:.0f} ms, best {best * 1000:.0f} ms, "
+          f"CPU {cpu * 1000:.0f} ms (target < 150 ms) {'OK' if wall < 0.150 else 'MISSED'}")
 
 
 def main() -> None:
@@ -103,9 +138,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     chatmd, xml = generate(int(args.size_mb * 1_000_000))
-    frontend = _best(lambda: load_prompt_text(chatmd, name="bench.chatmd", prompt_dir=str(REPO)),
-                     args.repeat)
-    etree = _best(lambda: ElementTree.fromstring(xml), args.repeat)
+    frontend, etree = _interleaved_best([
+        lambda: load_prompt_text(chatmd, name="bench.chatmd", prompt_dir=str(REPO)),
+        lambda: ElementTree.fromstring(xml)], args.repeat)
     chatmd_rate = len(chatmd.encode()) / frontend / 1e6
     etree_rate = len(xml.encode()) / etree / 1e6
     ratio = chatmd_rate / etree_rate
@@ -113,10 +148,12 @@ def main() -> None:
     print(f"chatmd frontend:  {chatmd_rate:8.1f} MB/s ({frontend * 1000:.0f} ms)")
     print(f"ElementTree:      {etree_rate:8.1f} MB/s ({etree * 1000:.0f} ms)")
     print(f"ratio: {ratio:.2f}x ElementTree (target >= 0.25) {'OK' if ratio >= 0.25 else 'MISSED'}")
-    startup = _check_startup(max(3, args.repeat))
-    print(f"chatmdc check on a small prompt: {startup * 1000:.0f} ms (target < 150 ms) "
-          f"{'OK' if startup < 0.150 else 'MISSED'}")
-
+    repeat = max(10, args.repeat)
+    _report_startup("on examples/hello.chatmd", REPO / "examples" / "hello.chatmd", repeat)
+    with tempfile.TemporaryDirectory() as folder:
+        plain = Path(folder) / "plain.chatmd"
+        plain.write_text(NO_SHELL_PROMPT, encoding="utf-8")
+        _report_startup("on a prompt without shell declarations", plain, repeat)
 
 if __name__ == "__main__":
     main()

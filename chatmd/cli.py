@@ -1,64 +1,215 @@
-"""The ``chatmdc`` command: a thin shell over the ChatMD library API.
+"""The ``chatmdc`` command: a thin shell over :mod:`chatmd.frontend`.
 
-Exit codes: 0 clean, 1 when any error diagnostic was reported, 2 on usage
-errors or unreadable input.
+``chatmdc check [--format text|json] [--confine] PATH...`` reports every
+diagnostic of the full frontend (parse, imports, declarations, registered
+checks). ``chatmdc compile PATH [--emit ir|request|chatmd] [-o OUT]`` checks
+the same way and, when there is no error, writes the chosen artefact to
+standard output or (atomically) to ``OUT``.
+
+Exit codes: 0 clean (warnings allowed), 1 when any error diagnostic was
+reported, 2 on usage errors, unreadable input, or an emit mode that is not
+available. Text diagnostics and the one-line summary go to standard error;
+``check --format json`` prints ``{"diagnostics": [...], "summary": {...}}`` to
+standard output (``compile --format json`` prints it to standard error, since
+standard output carries the artefact).
+
+Heavy modules (cattrs for ``--emit ir``) are imported only by the command
+that needs them, so ``chatmdc check`` starts fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from common.diagnostics import Diagnostic
+from common.diagnostics import Diagnostic, DiagnosticError
 from common.render import render_all_text, render_json
-from common.sources import SourceFile
+from common.sources import SourceRegistry
+
+if TYPE_CHECKING:
+    from chatmd.frontend import CheckResult
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
 
+EMIT_MODES = ("ir", "request", "chatmd")
 
-def _check_file(path: str) -> tuple[list[Diagnostic], bool]:
-    """Diagnostics for one file, and whether the file could be read at all."""
-    from chatmd.parser import parse
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return [Diagnostic.for_file(path, "chatmd.unreadable_input",
-                                    f"cannot read {path}: {reason}", phase="input")], False
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    result = parse(SourceFile(path, text))
-    return list(result.diagnostics), True
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_line(diagnostics: Sequence[Diagnostic], files: int) -> str:
+    """``chatmdc: 2 errors, 1 warning in 1 file``."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = len(diagnostics) - errors
+    return (f"chatmdc: {_plural(errors, 'error')}, {_plural(warnings, 'warning')} "
+            f"in {_plural(files, 'file')}")
+
+
+def _summary(diagnostics: Sequence[Diagnostic], files: int) -> dict[str, int]:
+    errors = sum(1 for d in diagnostics if d.is_error)
+    return {"errors": errors, "warnings": len(diagnostics) - errors, "files": files}
+
+
+def _report(diagnostics: Sequence[Diagnostic], registry: SourceRegistry, files: int,
+            output_format: str, *, json_to_stdout: bool) -> None:
+    if output_format == "json":
+        stream = sys.stdout if json_to_stdout else sys.stderr
+        stream.write(render_json(diagnostics, summary=_summary(diagnostics, files)) + "\n")
+    elif diagnostics:
+        sys.stderr.write(render_all_text(diagnostics, registry))
+        sys.stderr.write("\n" + summary_line(diagnostics, files) + "\n")
+
+
+def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
+    if not readable:
+        return EXIT_USAGE
+    return EXIT_ERRORS if any(d.is_error for d in diagnostics) else EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from chatmd.frontend import check_prompt
+
     diagnostics: list[Diagnostic] = []
-    unreadable = False
+    registry = SourceRegistry()
+    readable = True
     for path in args.paths:
-        found, readable = _check_file(path)
-        diagnostics.extend(found)
-        unreadable = unreadable or not readable
-    if args.format == "json":
-        sys.stdout.write(render_json(diagnostics) + "\n")
-    elif diagnostics:
-        sys.stderr.write(render_all_text(diagnostics))
-    if unreadable:
+        result = check_prompt(path, confine=args.confine)
+        diagnostics.extend(result.diagnostics)
+        for source in result.sources:
+            registry.register(source)
+        readable = readable and result.readable
+    _report(diagnostics, registry, len(args.paths), args.format, json_to_stdout=True)
+    return _exit_status(diagnostics, readable)
+
+
+# ----------------------------------------------------------------------------- compile
+
+#: ``--emit`` mode → function producing the artefact text from a clean CheckResult.
+#: A function may instead raise :class:`EmitUnavailable` (exit status 2).
+#: An emitter returns the text, or the text and warnings found while building it; it
+#: raises :class:`~common.diagnostics.DiagnosticError` when errors prevent the artefact.
+Emitted = str | tuple[str, Sequence[Diagnostic]]
+Emitter = Callable[["CheckResult", argparse.Namespace], Emitted]
+
+
+class EmitUnavailable(Exception):
+    """The chosen ``--emit`` mode cannot run; the message says why."""
+
+
+def _emit_ir(result: CheckResult, args: argparse.Namespace) -> str:
+    from chatmd.declarations.shell import with_compiled_shell
+    from chatmd.ir_json import ir_to_json_text
+
+    assert result.prompt is not None
+    return ir_to_json_text(with_compiled_shell(result.prompt)) + "\n"
+
+
+def _emit_request(result: CheckResult, args: argparse.Namespace) -> Emitted:
+    """The Responses request body; local files only unless --allow-network; no agents."""
+    import json
+
+    from chatmd.declarations.shell import ShellDefinitions
+    from chatmd.request import compile_request
+    from chatmd.request_context import ConversionContext
+
+    assert result.prompt is not None
+    context = ConversionContext.local(result.prompt.prompt_dir, allow_network=args.allow_network,
+                                      shell_definer=ShellDefinitions())
+    compiled = compile_request(result.prompt, context)
+    if compiled.request is None:
+        raise DiagnosticError(compiled.diagnostics)
+    body = json.dumps(compiled.request, ensure_ascii=False, indent=2, allow_nan=False)
+    return body + "\n", compiled.diagnostics
+
+
+def _emit_chatmd(result: CheckResult, args: argparse.Namespace) -> Emitted:
+    from chatmd.prompt_writer import write_prompt
+
+    assert result.prompt is not None
+    return write_prompt(result.prompt)
+
+
+EMITTERS: dict[str, Emitter] = {
+    "ir": _emit_ir,
+    "request": _emit_request,
+    "chatmd": _emit_chatmd,
+}
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from chatmd.frontend import check_prompt
+
+    result = check_prompt(args.path, confine=args.confine)
+    diagnostics = list(result.diagnostics)
+    registry = result.sources
+    status = _exit_status(diagnostics, result.readable)
+    if status != EXIT_OK or result.prompt is None:
+        _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
+        return status
+    try:
+        emitted = EMITTERS[args.emit](result, args)
+    except EmitUnavailable as exc:
+        _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
+        sys.stderr.write(f"chatmdc: {exc}\n")
         return EXIT_USAGE
-    return EXIT_ERRORS if any(d.is_error for d in diagnostics) else EXIT_OK
+    except DiagnosticError as exc:  # the artefact could not be built (e.g. a missing <doc>)
+        diagnostics += exc.diagnostics
+        _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
+        return EXIT_ERRORS
+    text, extra = (emitted, ()) if isinstance(emitted, str) else emitted
+    diagnostics += extra
+    _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        from common.atomic import atomic_write_text
+
+        try:
+            atomic_write_text(args.output, text)
+        except OSError as exc:
+            sys.stderr.write(f"chatmdc: cannot write {args.output}: {exc.strerror or exc}\n")
+            return EXIT_USAGE
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chatmdc", description="Check and compile ChatMD prompts.")
     commands = parser.add_subparsers(dest="command", required=True)
+
     check = commands.add_parser("check", help="report every diagnostic in one or more prompts")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=("text", "json"), default="text",
+                       help="diagnostics as compiler-style text (stderr) or JSON (stdout)")
+    check.add_argument("--confine", action="store_true",
+                       help="pinned prompt: imports and script src must stay beneath the "
+                       "prompt's folder (symlinks and .. resolved); absolute paths refused")
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.set_defaults(run=_cmd_check)
+
+    compile_ = commands.add_parser("compile", help="check a prompt, then emit its IR, request "
+                                   "body or canonical ChatMD")
+    compile_.add_argument("path", metavar="PATH")
+    compile_.add_argument("--emit", choices=EMIT_MODES, default="ir",
+                          help="ir: JSON of the typed prompt (default); request: the Responses "
+                          "API request body; chatmd: canonical ChatMD text")
+    compile_.add_argument("-o", "--output", metavar="OUT",
+                          help="write the result to OUT (atomically) instead of standard output")
+    compile_.add_argument("--format", choices=("text", "json"), default="text",
+                          help="how diagnostics are printed on standard error")
+    compile_.add_argument("--confine", action="store_true",
+                          help="pinned prompt: see `chatmdc check --confine`")
+    compile_.add_argument("--allow-network", action="store_true",
+                          help="--emit request: fetch remote <doc> sources over HTTP(S) "
+                          "(by default only local files are read)")
+    compile_.set_defaults(run=_cmd_compile)
+
+    from chatmd.shell.cli import add_shell_command
+
+    add_shell_command(commands)  # chatmdc shell explain
     return parser
 
 

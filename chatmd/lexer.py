@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from chatmd.ast import Attribute, Element
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
-from common.diagnostics import Diagnostic
+from common.diagnostics import Diagnostic, Severity
 from common.sources import SourceFile, Span
 
 START = 0
@@ -168,10 +168,20 @@ def _opens_tool_scope(attributes: tuple[Attribute, ...]) -> bool:
     return False
 
 
-def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic]) -> Iterator[tuple]:  # type: ignore[type-arg]
+def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
+                keep_stray_lt: bool = False,
+                stray_candidates: list[int] | None = None) -> Iterator[tuple]:  # type: ignore[type-arg]
     """Yield the tokens of ``source`` as ``(kind, value, attrs, start, end)`` tuples.
 
     Lexical errors are appended to ``diagnostics``.
+
+    By default the reference's rules apply exactly: an unknown tag-shaped
+    chunk runs to the first ``>`` even when it swallows other tags
+    (``a<b then c</user>``). The offset of each such chunk that contains
+    another ``<`` is appended to ``stray_candidates``. With ``keep_stray_lt``
+    (DECISIONS 8, used only for documents the reference rejects) such a chunk
+    is not a tag: its ``<`` and the text up to the next ``<`` are literal text,
+    lexing resumes at that ``<``, and a ``chatmd.stray_less_than`` warning says so.
     """
     text = source.text
     n = len(text)
@@ -184,6 +194,18 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic]) -> Iterator[t
     def error(start: int, end: int, code: str, message: str, hint: str | None = None) -> None:
         diagnostics.append(Diagnostic.at(Span(source, start, end), code, message,
                                          phase=PHASE, hint=hint))
+
+    def stray(start: int) -> int:
+        """Warn about the stray ``<`` at ``start``; the offset of the next ``<`` (where to resume)."""
+        resume = find("<", start + 1)
+        shown = text[start:min(resume, start + 40)].rstrip()
+        diagnostics.append(Diagnostic.at(
+            Span(source, start, start + 1), "chatmd.stray_less_than",
+            f"`{shown}` is not a ChatMD tag: kept as literal text",
+            phase=PHASE, severity=Severity.WARNING,
+            hint="ochat rejects this document (there the `<` starts a tag-like chunk that "
+            "swallows what follows); write `< ` with a space or put the text in RAW| ... |RAW"))
+        return resume
 
     i = 0
     while i < n:
@@ -208,11 +230,18 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic]) -> Iterator[t
             if self_closing:
                 body = body[:-1]
             split = _NAME_END.search(body)
+            name = body if split is None else body[: split.start()]
+            if "<" in body and not (name in CORE_TAGS or (scopes and name in SHELL_TAGS)):
+                if keep_stray_lt:
+                    resume = stray(i)
+                    yield (TEXT, text[i:resume], (), i, resume)
+                    i = resume
+                    continue
+                if stray_candidates is not None:
+                    stray_candidates.append(i)
             if split is None:
-                name = body
                 attributes: tuple[Attribute, ...] = ()
             else:
-                name = body[: split.start()]
                 attribute_text = body[split.start() + 1 :]
                 cached = attribute_cache.get(attribute_text)
                 if cached is None:
@@ -243,7 +272,16 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic]) -> Iterator[t
             continue
         elif kind == "end":
             name = m.group("end")
-            if name in CORE_TAGS or (scopes and name in SHELL_TAGS):
+            known = name in CORE_TAGS or (scopes and name in SHELL_TAGS)
+            if not known and "<" in name:
+                if keep_stray_lt:
+                    resume = stray(i)
+                    yield (TEXT, text[i:resume], (), i, resume)
+                    i = resume
+                    continue
+                if stray_candidates is not None:
+                    stray_candidates.append(i)
+            if known:
                 if scopes and scopes[-1] == depth:
                     scopes.pop()
                 depth = depth - 1 if depth > 0 else 0

@@ -28,16 +28,24 @@ from common.sources import SourceFile, Span
 
 PHASE = "parse"
 
+#: Elements may nest at most this deep (bounds every recursive walk of the tree).
+MAX_NESTING = 100
+
 _MAX_SHOWN_TEXT = 60
 _TRUNCATING = frozenset({"chatmd.unterminated_raw", "chatmd.unterminated_comment"})
 
 
 @attrs.frozen
 class ParseResult:
-    """A document and the diagnostics found while lexing and parsing it."""
+    """A document and the diagnostics found while lexing and parsing it.
+
+    ``depth`` is the deepest element nesting in the document (a top-level
+    element is at depth 1; a self-closing child of it at depth 2).
+    """
 
     document: Document
     diagnostics: tuple[Diagnostic, ...]
+    depth: int = 0
 
     @property
     def ok(self) -> bool:
@@ -66,9 +74,15 @@ def _shorten(text: str) -> str:
 
 
 class Parser:
-    def __init__(self, source: SourceFile, *, content_mode: bool) -> None:
+    def __init__(self, source: SourceFile, *, content_mode: bool,
+                 keep_stray_lt: bool = False) -> None:
         self.source = source
         self.content_mode = content_mode
+        self.keep_stray_lt = keep_stray_lt
+        #: offsets of unknown tag-like chunks that contain another `<` (DECISIONS 8)
+        self.stray_candidates: list[int] = []
+        #: one more than the deepest nesting seen so far (the stack includes the root frame)
+        self.depth = 1
         self.lex_diagnostics: list[Diagnostic] = []
         self.diagnostics: list[Diagnostic] = []
         # the line of the last top-level text reported, so that a run of text
@@ -93,7 +107,8 @@ class Parser:
         stack: list[_Open] = [root]
         top = root
         content_mode = self.content_mode
-        for token in iter_tokens(source, self.lex_diagnostics):
+        for token in iter_tokens(source, self.lex_diagnostics, keep_stray_lt=self.keep_stray_lt,
+                                 stray_candidates=self.stray_candidates):
             kind = token[0]
             if kind == TEXT:
                 if top is root and not content_mode:
@@ -110,7 +125,11 @@ class Parser:
                     self._flush_text(top)
                 top = _Open(token)
                 stack.append(top)
+                if len(stack) > self.depth:
+                    self._deeper(len(stack), token)
             elif kind == SELF:
+                if len(stack) >= self.depth:
+                    self._deeper(len(stack) + 1, token)
                 if top.texts:
                     self._flush_text(top)
                 top.children.append(Element(token[1], token[2], (),
@@ -140,6 +159,15 @@ class Parser:
         self._flush_text(root)
         return Document(tuple(root.children), source)
 
+    def _deeper(self, depth: int, token: _TokenTuple) -> None:
+        """Record a new deepest nesting; report once when it passes :data:`MAX_NESTING`."""
+        if depth - 1 > MAX_NESTING >= self.depth - 1:
+            self._error(token[3], token[4], "chatmd.nesting_too_deep",
+                        f"elements nest deeper than {MAX_NESTING} levels here",
+                        hint="ChatMD prompts need only a few levels; deeper nesting is refused "
+                        "so that no later phase can run out of stack")
+        self.depth = depth
+
     def _close(self, stack: list[_Open], end: _TokenTuple | None) -> None:
         frame = stack.pop()
         if frame.texts:
@@ -151,18 +179,11 @@ class Parser:
 
     def _unclosed(self, opening: _TokenTuple) -> None:
         _, name, _, opening_start, opening_end = opening
-        hint = f"add </{name}>, or put text containing `<` inside a RAW| ... |RAW block"
-        closing = self.source.text.find(f"</{name}>", opening_end)
-        if closing >= 0:
-            line, column = self.source.position(closing)
-            chunk = self.source.text.rfind("<", opening_end, closing)
-            shown = _shorten(self.source.text[chunk : closing + len(name) + 3])
-            hint = (f"the </{name}> at line {line}, column {column} is inside the tag-like "
-                    f"text `{shown}`, which is not a ChatMD tag and is kept as literal text; "
-                    "put that text in a RAW| ... |RAW block or write `< ` with a space")
         self._error(opening_start, opening_end, "chatmd.unclosed_element",
                     f"element <{name}> is never closed: expected </{name}> before the "
-                    "end of the file", hint=hint)
+                    "end of the file",
+                    hint=f"add </{name}>; a closing tag written `</{name} >` (with a space) "
+                    "is not a tag")
 
     def _mismatch(self, top: _TokenTuple, token: _TokenTuple) -> None:
         """Report a closing tag that does not close the innermost element ``top``."""
@@ -192,14 +213,30 @@ class Parser:
                     "unknown tags count as text")
 
 
-def parse(source: SourceFile, *, content_mode: bool = False) -> ParseResult:
-    """Lex and parse ``source``, collecting every diagnostic found."""
-    parser = Parser(source, content_mode=content_mode)
+def _run(source: SourceFile, *, content_mode: bool, keep_stray_lt: bool) -> tuple[ParseResult, bool]:
+    parser = Parser(source, content_mode=content_mode, keep_stray_lt=keep_stray_lt)
     with gc_paused():
         document = parser.run()
     diagnostics = sorted(parser.lex_diagnostics + parser.diagnostics,
                          key=lambda d: (d.line, d.column))
-    return ParseResult(document, tuple(diagnostics))
+    return (ParseResult(document, tuple(diagnostics), parser.depth - 1),
+            bool(parser.stray_candidates))
+
+
+def parse(source: SourceFile, *, content_mode: bool = False) -> ParseResult:
+    """Lex and parse ``source``, collecting every diagnostic found.
+
+    Documents are read by the reference's rules. When that reading fails and
+    the document has a stray ``<`` whose tag-like chunk swallowed other markup
+    (``if a<b then c</user>``), it is read again with such ``<`` kept as
+    literal text (DECISIONS 8), and that reading is the result: it carries a
+    ``chatmd.stray_less_than`` warning per stray ``<`` (plus any errors left).
+    Documents the reference accepts are never read the second way.
+    """
+    result, has_strays = _run(source, content_mode=content_mode, keep_stray_lt=False)
+    if has_strays and not result.ok:
+        result, _ = _run(source, content_mode=content_mode, keep_stray_lt=True)
+    return result
 
 
 def parse_document(source: SourceFile, *, content_mode: bool = False) -> Document:

@@ -10,7 +10,10 @@ states the diagnostics it must produce with marker comments:
     ... whose message also contains ``fragment``;
 ``<!--!@L:C warning chatmd.code -->``
     ... starting at line L, column C (for positions a comment cannot share,
-    such as inside a RAW block or an unterminated comment).
+    such as inside a RAW block or an unterminated comment);
+``<!--!@_helper.chatmd:L:C error chatmd.code -->``
+    ... reported in another file (a helper the case imports), named as the
+    diagnostic names it (the import ``src`` as written).
 
 Markers are ordinary comments, so they never change what the prompt means.
 The case passes when every produced diagnostic is matched by exactly one
@@ -31,7 +34,8 @@ from common.diagnostics import Diagnostic
 TESTDATA = Path(__file__).resolve().parent / "testdata"
 
 _MARKER = re.compile(
-    r"<!--!(?:@(?P<line>\d+):(?P<column>\d+))?\s+(?P<severity>error|warning|note)\s+"
+    r"<!--!(?:@(?:(?P<file>[^\s:]+):)?(?P<line>\d+):(?P<column>\d+))?\s+"
+    r"(?P<severity>error|warning|note)\s+"
     r"(?P<code>[\w.:-]+)(?:\s+\"(?P<fragment>[^\"]*)\")?\s*-->"
 )
 
@@ -43,9 +47,11 @@ class Expectation:
     severity: str
     code: str
     fragment: str | None
+    file: str | None = None
 
     def matches(self, diagnostic: Diagnostic) -> bool:
-        return (diagnostic.line == self.line
+        return ((self.file is None or diagnostic.file == self.file)
+                and diagnostic.line == self.line
                 and (self.column is None or diagnostic.column == self.column)
                 and diagnostic.severity.value == self.severity
                 and diagnostic.code == self.code
@@ -64,7 +70,7 @@ def expectations(text: str) -> list[Expectation]:
         if match["line"]:
             line, column = int(match["line"]), int(match["column"])
         found.append(Expectation(line, column, match["severity"], match["code"],
-                                 match["fragment"]))
+                                 match["fragment"], match["file"]))
     return found
 
 

@@ -102,7 +102,8 @@ def test_attribute_lookup_helpers() -> None:
     ("<User>Hi</User>", [("chatmd.top_level_text", 1, 1)]),
     ("<yo/>", [("chatmd.top_level_text", 1, 1)]),
     ("RAW|x|RAW", [("chatmd.top_level_text", 1, 1)]),
-    ("<user>if a<b then c</user>", [("chatmd.unclosed_element", 1, 1)]),
+    # DECISIONS 8 (spec checklist 9 expects unclosed_element): the stray `<` is text
+    ("<user>if a<b then c</user>", [("chatmd.stray_less_than", 1, 11)]),
     ("<user>x</assistant>", [("chatmd.mismatched_tag", 1, 8)]),
     ("<user>Hello", [("chatmd.unclosed_element", 1, 1)]),
     ("</user>", [("chatmd.unexpected_close", 1, 1)]),
@@ -132,10 +133,28 @@ def test_mismatch_recovers_to_enclosing_element() -> None:
         ("chatmd.mismatched_tag", 1, 23)]
 
 
-def test_unclosed_hint_points_at_swallowed_closing_tag() -> None:
-    (diagnostic,) = parse(SourceFile("p", "<user>if a<b then c</user>")).diagnostics
-    assert diagnostic.hint is not None
-    assert "line 1, column 20" in diagnostic.hint and "<b then c</user>" in diagnostic.hint
+def test_stray_less_than_is_literal_text_when_the_reference_would_fail() -> None:
+    # DECISIONS 8: the reference swallows `</user>` into the chunk `<b then c</user>`
+    result = parse(SourceFile("p", "<user>if a<b then c</user>"))
+    assert result.ok
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.severity.value == "warning" and diagnostic.hint is not None
+    (user,) = result.document.nodes
+    assert isinstance(user, Element) and user.children[0] == Text("if a<b then c", None)  # type: ignore[arg-type]
+
+
+def test_documents_the_reference_accepts_keep_their_reading() -> None:
+    # the chunk `<y <img src="a"/>` is one unknown tag there; no second reading here
+    result = parse(SourceFile("p", '<user>x <y <img src="a"/> z</user>'))
+    assert result.diagnostics == ()
+    (user,) = result.document.nodes
+    assert isinstance(user, Element)
+    assert [type(child).__name__ for child in user.children] == ["Text"]
+
+
+def test_stray_reading_still_reports_real_errors() -> None:
+    assert errors("<user>a<b c</user>\n<system>oops") == [
+        ("chatmd.stray_less_than", 1, 8), ("chatmd.unclosed_element", 2, 1)]
 
 
 def test_mismatch_notes_where_the_element_opened() -> None:
@@ -146,3 +165,14 @@ def test_mismatch_notes_where_the_element_opened() -> None:
 def test_content_mode_keeps_top_level_text() -> None:
     document = parse_text("Policy text\n<doc src='a'/>\n", content_mode=True)
     assert [type(n).__name__ for n in document.nodes] == ["Text", "Element", "Text"]
+
+
+def test_nesting_is_limited_so_no_later_phase_runs_out_of_stack() -> None:
+    from chatmd.parser import MAX_NESTING
+
+    ok = parse(SourceFile("p", "<user>" * MAX_NESTING + "</user>" * MAX_NESTING))
+    assert ok.ok and ok.depth == MAX_NESTING
+    deep = "<user>" * 5000 + "</user>" * 5000
+    assert errors(deep) == [("chatmd.nesting_too_deep", 1, 6 * MAX_NESTING + 1)]
+    self_closing = "<user>" * MAX_NESTING + "<img/>" + "</user>" * MAX_NESTING
+    assert [code for code, _, _ in errors(self_closing)] == ["chatmd.nesting_too_deep"]

@@ -1,4 +1,13 @@
-"""Runs every data-driven ChatMD case under tests/chatmd/testdata (see harness.py)."""
+"""Runs every data-driven ChatMD case under tests/chatmd/testdata through ``check_prompt``.
+
+Each case goes through :func:`chatmd.frontend.check_prompt` — parse, imports,
+declarations and the checks later phases register (shell compilation, ChatML
+script checking, ...) — so markers state every diagnostic of the whole
+pipeline (see harness.py). The folders in :data:`FRONTEND_FOLDERS` describe the
+ChatMD frontend itself; their scripts and runtimes are placeholders, so they
+run without the registered checks. Helper files (``_*.chatmd``, ``_*.md``,
+``*.chatml``) sit beside the cases that import or load them.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.parser import parse
+from chatmd.frontend import check_prompt
 from common.diagnostics import Diagnostic
-from common.sources import SourceFile
 from tests.chatmd.harness import TESTDATA, cases, check_case
+
+#: Case folders about the frontend's own phases (parse, imports, declarations).
+FRONTEND_FOLDERS = frozenset({"syntax", "imports", "declarations"})
 
 
 def diagnostics_for(path: Path) -> list[Diagnostic]:
-    text = path.read_text(encoding="utf-8")
-    return list(parse(SourceFile(path.name, text)).diagnostics)
+    folder = path.relative_to(TESTDATA).parts[0]
+    checks = () if folder in FRONTEND_FOLDERS else None
+    return list(check_prompt(path, checks=checks).diagnostics)
 
 
 @pytest.mark.parametrize("path", cases(), ids=lambda p: str(p.relative_to(TESTDATA)))

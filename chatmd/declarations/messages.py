@@ -1,0 +1,197 @@
+"""Messages and reasoning (spec §4.2-§4.4): ``msg``, the shorthands, tool calls/results, ``reasoning``.
+
+All are lenient elements (last occurrence of an attribute wins, a flag reads
+as ``''``), except ``ochat-source-context`` and ``summary type``, where the
+first occurrence wins. Checked here: ``msg`` needs ``role``; ``tool_call`` (and
+a legacy ``<msg tool_call>``) needs ``function_name`` and ``tool_call_id``;
+``reasoning`` needs ``id``; ``ochat-history-id`` must be canonical and given
+once. Role values, ``tool_response`` call ids and assistant statuses are
+checked by request conversion, as the spec places them there.
+
+This module runs once per transcript item, so it avoids per-item overhead: one
+pass over the attributes, no regular expressions on the common path.
+"""
+
+from __future__ import annotations
+
+from chatmd.ast import Element, Text
+from chatmd.declarations.content import lower_content
+from chatmd.declarations.context import LoweringContext
+from chatmd.declarations.text import render_import, render_nodes
+from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
+from chatmd.provenance import Provenance
+from chatmd.vocabulary import WS
+
+#: The role each message tag stands for (``msg`` takes its ``role`` attribute).
+TAG_ROLES = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "developer",
+    "tool_call": "assistant",
+    "tool_response": "tool",
+}
+MESSAGE_TAGS = frozenset(TAG_ROLES) | {"msg"}
+
+HISTORY_ID = "ochat-history-id"
+SOURCE_CONTEXT = "ochat-source-context"
+_DIGITS = frozenset("0123456789")
+
+
+def canonical_history_id(value: str) -> bool:
+    """True for ``<len>:<namespace>:<seq>``: ``len`` = UTF-8 byte length of a non-empty
+    namespace, both numbers decimal without leading zeros."""
+    data = value.encode("utf-8", "surrogatepass")
+    colon = data.find(b":")
+    length_text = data[:colon]
+    if colon <= 0 or not _is_number(length_text):
+        return False
+    length = int(length_text)
+    namespace_end = colon + 1 + length
+    if length == 0 or namespace_end >= len(data) or data[namespace_end:namespace_end + 1] != b":":
+        return False
+    return _is_number(data[namespace_end + 1:])
+
+
+def _is_number(text: bytes) -> bool:
+    return (bool(text) and all(chr(byte) in _DIGITS for byte in text)
+            and (text == b"0" or not text.startswith(b"0")))
+
+
+class _Attributes:
+    """One pass over a message's attributes: last-wins values plus the special ones."""
+
+    __slots__ = ("values", "history_id", "history_count", "source_context")
+
+    def __init__(self, element: Element) -> None:
+        values: dict[str, str] = {}
+        self.history_id: str | None = None
+        self.history_count = 0
+        self.source_context: str | None = None
+        for attribute in element.attrs:
+            name = attribute.name
+            value = "" if attribute.value is None else attribute.value
+            if name == HISTORY_ID:
+                self.history_count += 1
+                self.history_id = value
+            elif name == SOURCE_CONTEXT and self.source_context is None:
+                self.source_context = value
+            values[name] = value
+        self.values = values
+
+
+def _history_id(element: Element, found: _Attributes, ctx: LoweringContext) -> str | None:
+    """The validated history id, or None (absent or reported)."""
+    value = found.history_id
+    if value is None:
+        return None
+    if found.history_count > 1:
+        ctx.error(ctx.attribute_span(element, HISTORY_ID), "chatmd.duplicate_attribute",
+                  f"attribute `{HISTORY_ID}` is given more than once on <{element.tag}>")
+        return None
+    if not canonical_history_id(value):
+        ctx.error(ctx.attribute_span(element, HISTORY_ID), "chatmd.invalid_attribute_value",
+                  f"invalid {HISTORY_ID} \"{value}\": expected <length>:<namespace>:<sequence>, "
+                  "e.g. 7:session:12",
+                  hint="the length is the byte length of the non-empty namespace; both "
+                  "numbers are decimal without leading zeros")
+        return None
+    return value
+
+
+def _missing(element: Element, name: str, ctx: LoweringContext, why: str = "") -> None:
+    ctx.error(element.span, "chatmd.missing_attribute",
+              f"<{element.tag}> is missing the required attribute `{name}`{why}",
+              hint=f"add {name}=\"...\"", path=(element.tag, name))
+
+
+def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext) -> Message | None:
+    """The :class:`~chatmd.ir.Message` for a message-like element; None after an error."""
+    tag = element.tag
+    found = _Attributes(element)
+    values = found.values
+    ok = True
+    role_attribute: str | None = values.get("role")
+    if tag == "msg":
+        if role_attribute is None:
+            _missing(element, "role", ctx, ": expected role=\"user|assistant|system|developer|tool\"")
+            ok = False
+        role = role_attribute or ""
+        role_attribute = None
+        is_call = "tool_call" in values
+        if is_call or "function_call" in values:
+            for name in ("function_name", "tool_call_id") if is_call else ("function_name",):
+                if name not in values:
+                    _missing(element, name, ctx, " (a tool call record)")
+                    ok = False
+    else:
+        role = TAG_ROLES[tag]
+        is_call = tag == "tool_call"
+        if is_call:
+            for name in ("function_name", "tool_call_id"):
+                if name not in values:
+                    _missing(element, name, ctx)
+                    ok = False
+    history_id = _history_id(element, found, ctx)
+    if found.history_id is not None and history_id is None:
+        ok = False
+    children = element.children
+    if len(children) == 1 and type(children[0]) is Text:  # the common case, inline
+        content: Content = children[0].text
+    else:
+        content = lower_content(children, provenance, ctx)
+    if not ok:
+        return None
+    tool_call = None
+    if is_call:
+        arguments = content if isinstance(content, str) else ""
+        tool_call = ToolCallRef(values["tool_call_id"], values["function_name"], arguments)
+    source_file = found.source_context if found.source_context is not None else provenance.file
+    get = values.get
+    return Message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
+                   get("type"), get("tool_call_id"), tool_call, history_id, role_attribute,
+                   source_file, provenance)
+
+
+def _summary_text(element: Element) -> str:
+    """A ``<summary>``'s text: children concatenated (elements rendered as text), stripped."""
+    children = element.children
+    if len(children) == 1 and type(children[0]) is Text:
+        return children[0].text.strip(WS)
+    return render_nodes(children).strip(WS)
+
+
+def lower_reasoning(element: Element, provenance: Provenance,
+                    ctx: LoweringContext) -> Reasoning | None:
+    """The :class:`~chatmd.ir.Reasoning` for ``<reasoning>``; None after an error."""
+    found = _Attributes(element)
+    values = found.values
+    ok = True
+    if "id" not in values:
+        _missing(element, "id", ctx, " (the provider's reasoning item id)")
+        ok = False
+    history_id = _history_id(element, found, ctx)
+    if found.history_id is not None and history_id is None:
+        ok = False
+    summary: list[SummaryPart] = []
+    for child in element.children:
+        if type(child) is Text:
+            text = child.text.strip(WS)
+            if text:
+                summary.append(SummaryPart(text))
+            continue
+        assert isinstance(child, Element)
+        if child.tag == "summary":
+            kind = child.get_first("type")
+            summary.append(SummaryPart(_summary_text(child),
+                                       "summary_text" if kind is None else kind))
+        elif child.tag == "import":
+            summary.append(SummaryPart(render_import(child)))
+        else:
+            ctx.validate_nested(child, provenance)
+    if not ok:
+        return None
+    source_file = found.source_context if found.source_context is not None else provenance.file
+    return Reasoning(values["id"], values.get("status"), tuple(summary), history_id,
+                     source_file, provenance)
+

@@ -1,0 +1,235 @@
+"""The ChatMD library API: load a prompt into the IR, or check it and get every diagnostic.
+
+Pipeline (data flows one way)::
+
+    text → parse (chatmd.parser) → expand imports (chatmd.imports)
+         → declarations (chatmd.declarations) → Prompt (chatmd.ir) → extra checks
+
+- :func:`load_prompt` / :func:`load_prompt_text` run the same pipeline and
+  checks and return the :class:`~chatmd.ir.Prompt`, or raise
+  :class:`~common.diagnostics.DiagnosticError` carrying *all* diagnostics
+  (warnings alone never raise).
+- :func:`check_prompt` / :func:`check_prompt_text` never raise for bad input:
+  they return a :class:`CheckResult` with the prompt (None when any error was
+  found), every diagnostic, and the source files read (for rendering).
+- Later phases add checks to ``check_prompt`` through :data:`PROMPT_CHECKS`:
+  ``"module:function"`` names of callables ``(Prompt) -> Iterable[Diagnostic]``,
+  imported on first use (so a check costs nothing until it runs). They run on
+  the best-effort prompt whenever the root file parsed, so their errors are
+  reported together with declaration errors.
+
+Diagnostics found inside imported files carry the import chain as related
+notes ("imported from a.chatmd:3:1"), nearest importer first.
+``confine=True`` pins the prompt: imports and script ``src`` must stay beneath
+the root prompt folder after symlinks and ``..`` are resolved.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+from chatmd.declarations import lower_prompt
+from chatmd.imports import Chain, expand_imports
+from chatmd.ir import InlineSource, Prompt, Script
+from chatmd.loading import UnreadableFile, read_text, strip_bom
+from chatmd.parser import parse
+from common.allocation import gc_paused
+from common.diagnostics import Diagnostic, DiagnosticError
+from common.sources import SourceFile, SourceRegistry
+
+__all__ = [
+    "PROMPT_CHECKS",
+    "CheckResult",
+    "PromptCheck",
+    "check_prompt",
+    "check_prompt_text",
+    "load_prompt",
+    "load_prompt_text",
+    "script_source_file",
+]
+
+PromptCheck = Callable[[Prompt], Iterable[Diagnostic]]
+
+#: Checks :func:`check_prompt` runs after loading, as ``"module:function"`` names.
+#: Tool construction and the ChatML script checker register here (one line each).
+PROMPT_CHECKS: list[str] = ["chatmd.tools.check:check_tools",
+                            "chatmd.declarations.shell:check_shell",
+                            "chatml.script_check:check_prompt_scripts"]
+
+
+@attrs.frozen
+class CheckResult:
+    """What :func:`check_prompt` found.
+
+    ``prompt`` is None when any error was reported; ``readable`` is False when
+    the root file itself could not be read (the CLI exits 2 then).
+    """
+
+    prompt: Prompt | None
+    diagnostics: tuple[Diagnostic, ...]
+    sources: SourceRegistry = attrs.field(eq=False, repr=False)
+    readable: bool = True
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.is_error for d in self.diagnostics)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if not d.is_error)
+
+
+class _Loaded:
+    """What loading found: the best-effort prompt (None only when the root did not parse)."""
+
+    __slots__ = ("prompt", "diagnostics", "sources")
+
+    def __init__(self, prompt: Prompt | None, diagnostics: list[Diagnostic],
+                 sources: SourceRegistry) -> None:
+        self.prompt = prompt
+        self.diagnostics = diagnostics
+        self.sources = sources
+
+
+def _root_key(name: str, prompt_dir: str) -> str | None:
+    if name.startswith("<"):
+        return None
+    return os.path.join(os.path.abspath(prompt_dir), name)
+
+
+def _attach_chains(diagnostics: list[Diagnostic],
+                   chains: dict[SourceFile, Chain]) -> list[Diagnostic]:
+    if not chains:
+        return diagnostics
+    by_name: dict[str, Chain] = {}
+    for source, chain in chains.items():
+        by_name.setdefault(source.name, chain)
+    out = []
+    for diagnostic in diagnostics:
+        found = chains.get(diagnostic.source) if diagnostic.source is not None else None
+        if found is None:
+            found = by_name.get(diagnostic.file)
+        out.append(diagnostic.with_related(*found) if found else diagnostic)
+    return out
+
+
+def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
+          confine: bool) -> _Loaded:
+    prompt_dir = os.path.abspath(prompt_dir)
+    source = SourceFile(name, strip_bom(text))
+    registry = SourceRegistry()
+    registry.register(source)
+    with gc_paused():
+        parsed = parse(source)
+        diagnostics = list(parsed.diagnostics)
+        if not parsed.ok:
+            return _Loaded(None, diagnostics, registry)
+        expanded = expand_imports(parsed.document, prompt_dir=prompt_dir, root_key=root_key,
+                                  confine=confine)
+        prompt, lowering = lower_prompt(expanded, name=name, prompt_dir=prompt_dir,
+                                        confine=confine)
+    for imported in expanded.sources[1:]:
+        registry.register(imported)
+    diagnostics += expanded.diagnostics
+    diagnostics += lowering
+    return _Loaded(prompt, _attach_chains(diagnostics, expanded.chains), registry)
+
+
+def _unreadable(path: str, reason: str) -> Diagnostic:
+    return Diagnostic.for_file(path, "chatmd.unreadable_input", f"cannot read {path}: {reason}",
+                               phase="input")
+
+
+def _resolve_checks(checks: Sequence[PromptCheck] | None) -> list[PromptCheck]:
+    if checks is not None:
+        return list(checks)
+    resolved = []
+    for reference in PROMPT_CHECKS:
+        module_name, _, function = reference.partition(":")
+        resolved.append(getattr(importlib.import_module(module_name), function))
+    return resolved
+
+
+def _check(loaded: _Loaded, checks: Sequence[PromptCheck] | None) -> CheckResult:
+    diagnostics = loaded.diagnostics
+    if loaded.prompt is not None:
+        for check in _resolve_checks(checks):
+            try:
+                diagnostics.extend(check(loaded.prompt))
+            except DiagnosticError as exc:
+                diagnostics.extend(exc.diagnostics)
+    has_errors = any(d.is_error for d in diagnostics)
+    return CheckResult(None if has_errors else loaded.prompt, tuple(diagnostics), loaded.sources)
+
+
+def _prompt_or_raise(result: CheckResult) -> Prompt:
+    if result.prompt is None:
+        raise DiagnosticError(result.diagnostics)
+    return result.prompt
+
+
+def load_prompt_text(text: str, *, name: str = "<prompt>", prompt_dir: str = ".",
+                     confine: bool = False,
+                     checks: Sequence[PromptCheck] | None = None) -> Prompt:
+    """The prompt written in ``text`` (display ``name``, imports relative to ``prompt_dir``).
+
+    Runs the same pipeline and checks as :func:`check_prompt_text` and raises
+    :class:`DiagnosticError` with every diagnostic when any is an error.
+    """
+    return _prompt_or_raise(check_prompt_text(text, name=name, prompt_dir=prompt_dir,
+                                              confine=confine, checks=checks))
+
+
+def load_prompt(path: str | os.PathLike[str], *, confine: bool = False,
+                checks: Sequence[PromptCheck] | None = None) -> Prompt:
+    """The prompt in the file ``path``; raises :class:`DiagnosticError` on any error.
+
+    The same pipeline and checks as :func:`check_prompt`.
+    """
+    return _prompt_or_raise(check_prompt(path, confine=confine, checks=checks))
+
+
+def check_prompt_text(text: str, *, name: str = "<prompt>", prompt_dir: str = ".",
+                      confine: bool = False,
+                      checks: Sequence[PromptCheck] | None = None) -> CheckResult:
+    """Check the prompt written in ``text``; never raises for bad input.
+
+    ``checks`` replaces the registered :data:`PROMPT_CHECKS` when given.
+    """
+    return _check(_load(text, name=name, prompt_dir=prompt_dir,
+                        root_key=_root_key(name, prompt_dir), confine=confine), checks)
+
+
+def check_prompt(path: str | os.PathLike[str], *, confine: bool = False,
+                 checks: Sequence[PromptCheck] | None = None) -> CheckResult:
+    """Check the prompt file ``path``: every diagnostic, the prompt when clean, the sources."""
+    display = os.fspath(path)
+    try:
+        text = read_text(display)
+    except UnreadableFile as exc:
+        return CheckResult(None, (_unreadable(display, exc.reason),), SourceRegistry(),
+                           readable=False)
+    loaded = _load(text, name=display, prompt_dir=os.path.dirname(os.path.abspath(display)),
+                   root_key=os.path.abspath(display), confine=confine)
+    return _check(loaded, checks)
+
+
+def script_source_file(script: Script) -> SourceFile:
+    """The :class:`SourceFile` a ChatML checker reports into for ``script``.
+
+    Inline scripts map back to their lines and columns in the declaring file;
+    ``src`` scripts are their own file (named by ``display_name``).
+    """
+    source = script.source
+    if isinstance(source, InlineSource):
+        return SourceFile(source.file, source.text, line_offset=source.line - 1,
+                          first_line_column_offset=source.column - 1)
+    return SourceFile(source.display_name or source.src, source.text)

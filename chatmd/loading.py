@@ -1,0 +1,120 @@
+"""Reading the files a prompt refers to: resolution, confinement, decoding, import keys.
+
+Imports and script ``src`` files are resolved against the folder of the file
+that mentions them (absolute paths as-is), read as UTF-8 with one leading BOM
+stripped (DECISIONS 13), and — when the prompt is being pinned
+(``confine=True``) — must lie beneath the root prompt folder *after* symlinks
+and ``..`` are resolved (:func:`os.path.realpath`); absolute paths are then
+refused outright (seed §9, "pinning").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+
+BOM = "\ufeff"
+
+
+def strip_bom(text: str) -> str:
+    """``text`` without one leading byte-order mark."""
+    return text[1:] if text.startswith(BOM) else text
+
+
+def sha256_hex(text: str) -> str:
+    """Lower-hex SHA-256 of ``text`` encoded as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def resolve(reference: str, directory: str) -> str:
+    """The path ``reference`` names, relative to the absolute ``directory`` unless absolute.
+
+    Not normalised textually: ``..`` after a symlink must mean what the file
+    system says it means, both when the file is read and when it is confined.
+    """
+    return os.path.join(directory, reference)
+
+
+def import_key(path: str) -> str:
+    """The textual normal form of an absolute path used for import-cycle detection (spec §3.4).
+
+    Backslashes become ``/``, ``.`` and empty segments are removed and ``..``
+    pops one segment. Symlinks are not resolved (the reference's rule).
+    """
+    segments: list[str] = []
+    for segment in path.replace("\\", "/").split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if segments:
+                segments.pop()
+            continue
+        segments.append(segment)
+    return "/" + "/".join(segments)
+
+
+class Confinement:
+    """The root folder that pinned references must stay beneath (already ``realpath``-ed)."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    @classmethod
+    def of(cls, prompt_dir: str) -> Confinement:
+        return cls(os.path.realpath(prompt_dir))
+
+    def violation(self, reference: str, resolved: str) -> str | None:
+        """Why ``reference`` (resolved to ``resolved``) escapes the root, or None if it is inside."""
+        if os.path.isabs(reference):
+            return f"absolute path `{reference}` is not allowed in a pinned prompt"
+        real = os.path.realpath(resolved)
+        try:
+            inside = os.path.commonpath([real, self.root]) == self.root
+        except ValueError:  # different drives
+            inside = False
+        if not inside:
+            return (f"`{reference}` resolves to {real}, outside the prompt folder {self.root}"
+                    " (symlinks and `..` are resolved before the check)")
+        return None
+
+
+class UnreadableFile(Exception):
+    """A referenced file could not be read or is not UTF-8 text; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+#: Larger files are refused (a prompt, an import or a script is text, not a data dump).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of ``path`` (one leading BOM stripped); :class:`UnreadableFile` on failure.
+
+    Only regular files are read (never a FIFO or a device such as ``/dev/zero``,
+    which could block or never end), and at most :data:`MAX_FILE_BYTES`.
+    """
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files)
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(descriptor, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise UnreadableFile("not a regular file")
+            if info.st_size > MAX_FILE_BYTES:
+                raise UnreadableFile(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableFile(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
+    return strip_bom(text)

@@ -1,0 +1,191 @@
+"""The ChatML build pipeline: source text to bytecode, and the runtime surface it runs with.
+
+``build_source(text, name, surface)`` parses, typechecks (when the checker is
+installed), resolves and compiles, returning a :class:`BuildResult` (the
+compiled module and the warnings) or raising ``DiagnosticError`` with every
+parse/type error; nothing is compiled when checking fails.
+``runtime_values(surface)`` installs a surface's builtins
+(:func:`chatml.calls.install`). ``load_program`` turns either a source file or
+a bytecode file into a loaded program, through the on-disk cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from chatml.bytecode.code import CompiledModule
+from chatml.calls import IMPLEMENTATIONS, _load_standard_library, install
+from chatml.values import Module, Value
+from common.diagnostics import Diagnostic, DiagnosticError
+from common.sources import SourceFile, Span
+
+DEFAULT_SURFACE = "core"
+
+BuiltinNames = Mapping[str, "tuple[str, ...] | None"]
+"""Surface names: global name -> ``None`` for a function, the export names for a module
+(the resolver's input; see :mod:`chatml.resolve`)."""
+
+
+@attrs.frozen
+class BuildResult:
+    module: CompiledModule
+    warnings: tuple[Diagnostic, ...]
+    source: SourceFile | None
+
+
+@attrs.frozen
+class _RegistrySurface:
+    """The core surface as the registry knows it (used only when chatml.surfaces is absent)."""
+
+    name: str
+    globals: tuple[str, ...]
+    modules: dict[str, tuple[str, ...]]
+
+
+def get_surface(name: str) -> Any:
+    """The surface table entry ``name`` (``chatml.surfaces``), or the registry's core."""
+    try:
+        from chatml.surfaces import get_surface as table_surface  # type: ignore[attr-defined]
+    except ImportError:
+        table_surface = None
+    if table_surface is not None:
+        return table_surface(name)
+    if name != DEFAULT_SURFACE:
+        raise KeyError(name)
+    _load_standard_library()
+    globals_ = tuple(n for n in IMPLEMENTATIONS if "." not in n)
+    modules: dict[str, list[str]] = {}
+    for qualified in IMPLEMENTATIONS:
+        if "." in qualified:
+            module, export = qualified.split(".", 1)
+            modules.setdefault(module, []).append(export)
+    return _RegistrySurface(name, globals_, {m: tuple(e) for m, e in modules.items()})
+
+
+def runtime_values(surface_name: str = DEFAULT_SURFACE) -> dict[str, Value]:
+    """The installed builtin values of a surface."""
+    return install(get_surface(surface_name))
+
+
+def surface_names(surface_name: str = DEFAULT_SURFACE) -> BuiltinNames:
+    """The names a surface defines (no implementations needed): what compiling needs."""
+    surface = get_surface(surface_name)
+    names: dict[str, tuple[str, ...] | None] = {}
+    for entry in surface.globals:
+        names[entry if isinstance(entry, str) else entry.name] = None
+    modules = surface.modules
+    items = modules.items() if isinstance(modules, Mapping) else (
+        (module.name, module) for module in modules)
+    for module_name, module in items:
+        exports = getattr(module, "exports", module)
+        names[module_name] = tuple(sorted(e if isinstance(e, str) else e.name for e in exports))
+    return names
+
+
+def builtin_names(values: Mapping[str, Value]) -> BuiltinNames:
+    """Surface names for the resolver: ``None`` for functions, sorted exports for modules."""
+    return {name: tuple(sorted(value)) if isinstance(value, Module) else None
+            for name, value in values.items()}
+
+
+def _typecheck(program: Any, surface_name: str) -> tuple[list[Diagnostic],
+                                                          Callable[[Span], str | None] | None]:
+    """Run the checker: (diagnostics, the primitive type of a binder, by its name span)."""
+    from chatml.typecheck.program import typecheck_program
+    from chatml.types import Prim, resolve
+
+    result = typecheck_program(program, surface_name)
+    binder_types = result.binder_types
+
+    def kind_of(span: Span) -> str | None:
+        found = binder_types.get(span)
+        if found is None:
+            return None
+        resolved = resolve(found)
+        return resolved.name if isinstance(resolved, Prim) else None
+
+    return list(result.diagnostics), kind_of
+
+
+def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
+                 values: Mapping[str, Value] | None = None,
+                 source: SourceFile | None = None) -> BuildResult:
+    """Parse, check, resolve and compile ``text``; ``DiagnosticError`` on any error."""
+    from chatml.compiler import compile_program
+    from chatml.parser import parse_program
+    from chatml.resolve import resolve
+
+    source = source or SourceFile(name, text)
+    parsed = parse_program(text, source=source, name=name)
+    warnings = [d for d in parsed.diagnostics if not d.is_error]
+    diagnostics, kind_of = _typecheck(parsed.program, surface)
+    errors = [d for d in diagnostics if d.is_error]
+    warnings += [d for d in diagnostics if not d.is_error]
+    if errors:
+        raise DiagnosticError(errors + warnings)
+    names = surface_names(surface) if values is None else builtin_names(values)
+    resolution = resolve(parsed.program, names, kind_of)
+    module = compile_program(parsed.program, resolution, source_name=name, source_text=text,
+                             surface=surface)
+    return BuildResult(module, tuple(warnings), source)
+
+
+@attrs.frozen
+class Artifact:
+    """A compiled script ready to load: from a source file (maybe via the cache) or bytecode."""
+
+    module: CompiledModule
+    warnings: tuple[Diagnostic, ...]
+    source: SourceFile | None
+    from_cache: bool = False
+
+
+def _bad_input(path: str, code: str, message: str) -> DiagnosticError:
+    return DiagnosticError(Diagnostic.for_file(path, code, message, phase="parse"))
+
+
+def build_file(path: str, data: bytes, *, surface: str | None = None,
+               values: Mapping[str, Value] | None = None, use_cache: bool = True) -> Artifact:
+    """Compile the file ``path`` with contents ``data`` (ChatML source or bytecode).
+
+    A bytecode file runs against the surface it was compiled for (``surface``,
+    when given, must be the same). Source is compiled through the cache unless
+    ``use_cache`` is false. Raises ``DiagnosticError`` for bad input.
+    """
+    from chatml.bytecode.cache import cache_dir, cache_key, read_entry, write_entry
+    from chatml.bytecode.serialize import BytecodeFormatError, deserialize, is_bytecode
+
+    if is_bytecode(data):
+        try:
+            module = deserialize(data)
+        except BytecodeFormatError as error:
+            raise _bad_input(path, "chatml.bad_bytecode", f"invalid bytecode file: {error}"
+                             ) from None
+        if surface is not None and surface != module.surface:
+            raise _bad_input(path, "chatml.surface_mismatch",
+                             f"bytecode was compiled for surface '{module.surface}', "
+                             f"not '{surface}'")
+        return Artifact(module, (), None)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _bad_input(path, "chatml.bad_encoding",
+                         f"source is not valid UTF-8 (byte {error.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    surface = surface or DEFAULT_SURFACE
+    names = surface_names(surface) if values is None else builtin_names(values)
+    source = SourceFile(path, text)
+    folder = cache_dir() if use_cache else None
+    key = cache_key(text, surface, names)
+    from chatml.bytecode.code import source_hash
+
+    cached = read_entry(folder, key, source_hash(text), surface)
+    if cached is not None and cached.source_name == path:
+        return Artifact(cached, (), source, from_cache=True)
+    result = build_source(text, path, surface=surface, values=values, source=source)
+    write_entry(folder, key, result.module)
+    return Artifact(result.module, result.warnings, source)

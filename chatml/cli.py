@@ -1,0 +1,114 @@
+"""The ``chatml`` command line: a thin layer over the library APIs.
+
+Subcommands register themselves: this module defines ``check`` and asks each
+module of :data:`SUBCOMMAND_MODULES` to ``register(subparsers)``; a
+subcommand sets ``handler`` (``args -> exit status``) with ``set_defaults``.
+Adding a subcommand is one line in :data:`SUBCOMMAND_MODULES`.
+
+``chatml check [--format text|json] [--surface NAME] FILE`` parses and
+typechecks FILE against a builtin surface (default ``core``) and prints
+``val NAME : TYPE`` for every top-level binding on standard output.
+Text diagnostics (and a one-line summary) go to standard error; with
+``--format json`` standard output is one JSON document
+``{"bindings": [{"name", "type"}], "diagnostics": [...]}``.
+Exit status: 0 without errors (warnings allowed), 1 when any error was
+reported, 2 on a usage error or an unreadable file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+#: Modules that add subcommands through ``register(subparsers)``.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "chatml.cli_run",  # run, compile, dis
+    "chatml.repl",  # repl
+)
+
+#: Surface names ``--surface`` accepts (kept in step with chatml.surfaces.SURFACE_NAMES,
+#: which is not imported here so that ``--help`` stays cheap).
+SURFACE_CHOICES = (
+    "core", "moderator", "ui_moderator", "shell_matcher", "shell_reviewer",
+    "shell_before_interceptor", "shell_after_interceptor", "shell_effect_analyzer",
+    "shell_audit_filter",
+)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_line(diagnostics: Sequence[Any], file: str) -> str:
+    """``chatml: 2 errors, 1 warning in script.chatml``."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = len(diagnostics) - errors
+    return f"chatml: {_plural(errors, 'error')}, {_plural(warnings, 'warning')} in {file}"
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """``chatml check``: print the top-level types and every diagnostic."""
+    from chatml.check import check_file
+
+    result = check_file(args.file, surface=args.surface)
+    bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
+    if args.format == "json":
+        from common.render import render_json
+
+        sys.stdout.write(render_json(result.diagnostics, bindings=bindings) + "\n")
+    else:
+        for line in result.val_lines():
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        if result.diagnostics:
+            from common.render import render_all_text
+
+            sys.stderr.write(render_all_text(result.diagnostics))
+            sys.stderr.write("\n" + summary_line(result.diagnostics, args.file) + "\n")
+    if not result.readable:
+        return EXIT_USAGE
+    return EXIT_OK if result.ok else EXIT_ERROR
+
+
+def _register_check(subparsers: Any) -> None:
+    check = subparsers.add_parser(
+        "check", help="parse and typecheck a ChatML file; print its top-level types",
+        description="Parse and typecheck FILE against a builtin surface and print "
+                    "`val NAME : TYPE` for each top-level binding.")
+    check.add_argument("file", metavar="FILE", help="the ChatML source file")
+    check.add_argument("--format", choices=("text", "json"), default="text",
+                       help="text: types on stdout, diagnostics on stderr; "
+                            "json: one document on stdout")
+    check.add_argument("--surface", choices=SURFACE_CHOICES, default="core",
+                       help="the builtin surface to check against (default: core)")
+    check.set_defaults(handler=check_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chatml",
+                                     description="The ChatML toolchain.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _register_check(subparsers)
+    for module_name in SUBCOMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse reports usage errors with status 2
+        return int(exit_.code or 0)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

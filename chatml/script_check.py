@@ -1,0 +1,91 @@
+"""Checking the ChatML ``<script>``s of a ChatMD prompt (``chatmdc check``).
+
+:func:`check_prompt_scripts` is a prompt check for ``chatmd.frontend``'s
+``PROMPT_CHECKS`` seam: for every ChatML script of the loaded prompt it
+parses and typechecks the source against the surface of the script's kind
+(``moderator`` -> the moderator surface, each shell kind -> its own surface),
+then checks the host contract (:mod:`chatml.contracts`). Diagnostics are
+positioned in the file that holds the script: inside the prompt for an inline
+script, in the ``.chatml`` file for a ``src`` script (with a note pointing at
+the declaring ``<script>``).
+
+Importing this module is cheap: the checker is imported on the first prompt
+that has a ChatML script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from common.diagnostics import Diagnostic, Related
+
+__all__ = ["check_prompt_scripts"]
+
+
+def _matcher_functions(prompt: Any, script_id: str) -> list[str]:
+    """The ``function`` of every ``<chatml_match>`` that names this script."""
+    names: list[str] = []
+    for runtime in getattr(prompt, "shell_runtimes", ()):
+        for element in _elements(getattr(runtime, "element", None)):
+            if element.tag != "chatml_match":
+                continue
+            reference = element.get("script")
+            if reference and (reference == script_id or script_id.endswith("." + reference)):
+                function = element.get("function") or "match_command"
+                if function not in names:
+                    names.append(function)
+    return names
+
+
+def _elements(root: Any) -> Iterator[Any]:
+    if root is None:
+        return
+    stack = [root]
+    while stack:
+        element = stack.pop()
+        yield element
+        stack.extend(child for child in getattr(element, "children", ())
+                     if hasattr(child, "tag"))
+
+
+def _declared_at(script: Any) -> tuple[Related, ...]:
+    provenance = getattr(script, "provenance", None)
+    if provenance is None or not getattr(provenance, "file", None):
+        return ()
+    return (Related(f"script '{script.id}' is declared here", provenance.file,
+                    provenance.line, provenance.column),)
+
+
+def check_prompt_scripts(prompt: Any) -> list[Diagnostic]:
+    """Every diagnostic of every ChatML script of ``prompt`` (a ``chatmd.ir.Prompt``)."""
+    if not any(script.language == "chatml" for script in prompt.scripts):
+        return []
+    from chatmd.frontend import script_source_file
+    from chatmd.ir import SrcSource
+    from chatml.check import check_source
+    from chatml.contracts import check_contract
+    from chatml.surfaces import SCRIPT_KIND_SURFACE
+
+    found: list[Diagnostic] = []
+    for script in prompt.scripts:
+        surface = SCRIPT_KIND_SURFACE.get(script.kind)
+        if surface is None or script.language != "chatml":
+            continue  # the declaration layer reports unknown kinds and languages
+        source = script_source_file(script)
+        result = check_source(source.text, source=source, surface=surface)
+        diagnostics: list[Diagnostic] = list(result.diagnostics)
+        if result.types is not None and result.ok:
+            entries = (_matcher_functions(prompt, script.id)
+                       if script.kind == "shell_matcher" else None)
+            diagnostics += check_contract(script.kind, result.types,  # type: ignore[arg-type]
+                                          source, entries)
+        related = _declared_at(script) if isinstance(script.source, SrcSource) else ()
+        found.extend(_with_related(diagnostics, related))
+    return found
+
+
+def _with_related(diagnostics: Iterable[Diagnostic],
+                  related: tuple[Related, ...]) -> Iterator[Diagnostic]:
+    for diagnostic in diagnostics:
+        yield diagnostic.with_related(*related) if related else diagnostic

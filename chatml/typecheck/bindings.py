@@ -1,0 +1,103 @@
+"""Let-bindings: the value restriction (spec 4.4) and recursive groups (spec 4.14).
+
+``let x = e`` infers ``e`` one level deeper and then generalises it when ``e``
+is *non-expansive* (literals, variables, lambdas, and records, variants and
+annotations made of such); otherwise its variables stay monomorphic (weak).
+``let rec`` binds every name of the group to a monomorphic placeholder while
+the right-hand sides -- which must be functions -- are inferred, then
+generalises the group together.
+"""
+
+from __future__ import annotations
+
+from chatml import ast
+from chatml.typecheck import errors
+from chatml.typecheck.checker import Checker, generalize_all, rule
+from chatml.typecheck.environment import Entry, entry_type
+from chatml.types import TVar, Type
+from chatml.unify import UnifyError, unify
+
+_VALUES = (ast.Int, ast.Float, ast.Bool, ast.String, ast.Unit, ast.Var, ast.Lambda)
+
+
+def is_nonexpansive(expr: ast.Expr) -> bool:
+    """Whether evaluating ``expr`` cannot allocate mutable state (spec 4.4)."""
+    kind = type(expr)
+    if kind in _VALUES:
+        return True
+    if kind is ast.Record:
+        return all(is_nonexpansive(f.value) for f in expr.fields)  # type: ignore[union-attr]
+    if kind is ast.Variant:
+        return all(is_nonexpansive(a) for a in expr.args)  # type: ignore[union-attr]
+    if kind is ast.Annot:
+        return is_nonexpansive(expr.expr)  # type: ignore[union-attr]
+    return False
+
+
+def is_function(expr: ast.Expr) -> bool:
+    """A lambda, or an annotation of one: what ``let rec`` may bind."""
+    if type(expr) is ast.Annot:
+        expr = expr.expr  # type: ignore[union-attr]
+    return type(expr) is ast.Lambda
+
+
+def bind_value(ck: Checker, rhs: ast.Expr) -> Entry:
+    """The environment entry for ``let _ = rhs`` at the current level."""
+    ck.level += 1
+    t = ck.rules[type(rhs)](ck, rhs)
+    ck.level -= 1
+    return generalize_all((t,), ck.level, is_nonexpansive(rhs))[0]
+
+
+def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]:
+    """Check a ``let rec`` group; the entries for its names (not yet bound)."""
+    for binding in bindings:
+        if not is_function(binding.rhs):
+            ck.fail(binding.rhs.span, errors.RECURSIVE_BINDING,
+                    f"Recursive binding '{binding.name}' must be a function",
+                    hint="only functions can be defined with let rec; drop rec for a value")
+    ck.level += 1
+    env = ck.env
+    mark = env.mark()
+    placeholders: list[Type] = []
+    for binding in bindings:
+        placeholder = TVar(ck.level)
+        placeholders.append(placeholder)
+        env.bind(binding.name, placeholder)
+        if binding.name_span is not None:
+            ck.binder_types[binding.name_span] = placeholder
+    for binding, placeholder in zip(bindings, placeholders, strict=True):
+        t = ck.rules[type(binding.rhs)](ck, binding.rhs)
+        try:
+            unify(placeholder, t)
+        except UnifyError as error:
+            raise ck.unify_error(binding.rhs.span, error, t, placeholder) from None
+    env.undo(mark)
+    ck.level -= 1
+    return generalize_all(tuple(placeholders), ck.level, True)
+
+
+@rule(ast.LetIn)
+def infer_let_in(ck: Checker, e: ast.LetIn) -> Type:
+    entry = bind_value(ck, e.rhs)
+    env = ck.env
+    mark = env.mark()
+    env.bind(e.name, entry)
+    if e.name_span is not None:
+        ck.binder_types[e.name_span] = entry_type(entry)
+    body = ck.rules[type(e.body)](ck, e.body)
+    env.undo(mark)
+    return body
+
+
+@rule(ast.LetRec)
+def infer_let_rec(ck: Checker, e: ast.LetRec) -> Type:
+    entries = bind_group(ck, e.bindings)
+    env = ck.env
+    mark = env.mark()
+    for binding, entry in zip(e.bindings, entries, strict=True):
+        env.bind(binding.name, entry)
+    body = ck.rules[type(e.body)](ck, e.body)
+    env.undo(mark)
+    return body
+

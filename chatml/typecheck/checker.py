@@ -1,0 +1,228 @@
+"""The checker's state and the machinery every typing rule shares.
+
+A :class:`Checker` holds the current level, the environments, the collected
+diagnostics and what later phases need (the type at every binder, the flavor
+of every field access). It offers fresh variables, instantiation and
+generalisation (spec 4.4), and the error helpers: a rule that cannot go on
+raises :class:`StatementError` (caught per statement, spec 4.15 recovery),
+one that can reports and goes on (:meth:`Checker.report`).
+
+Typing rules live in their own modules and register themselves in
+:data:`RULES` (expression class -> function); :meth:`Checker.infer` dispatches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from chatml.typecheck import errors
+from chatml.typecheck.environment import ValueEnv
+from chatml.typecheck.schemes import Scheme
+from chatml.types import (
+    GENERIC,
+    Flavor,
+    Namer,
+    Prim,
+    Row,
+    RowEmpty,
+    TArray,
+    TConstr,
+    TError,
+    TFun,
+    TMu,
+    TRecord,
+    TRef,
+    TTuple,
+    TVar,
+    TVariant,
+    Type,
+    resolve,
+    show_type,
+)
+from chatml.unify import UnifyError
+from common.diagnostics import Diagnostic, Severity
+from common.sources import Span
+
+#: Expression class -> typing rule ``(checker, expr) -> Type``.
+RULES: dict[type, Callable[[Checker, Any], Type]] = {}
+
+
+def rule(*classes: type) -> Callable[[Callable[[Checker, Any], Type]],
+                                     Callable[[Checker, Any], Type]]:
+    """Register a typing rule for the given expression classes."""
+
+    def register(function: Callable[[Checker, Any], Type]) -> Callable[[Checker, Any], Type]:
+        for cls in classes:
+            RULES[cls] = function
+        return function
+
+    return register
+
+
+class StatementError(Exception):
+    """A type error after which the current statement cannot be checked further."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+class Checker:
+    """State of one typechecking run (one program against one surface)."""
+
+    def __init__(self) -> None:
+        self.level = 0
+        self.env = ValueEnv()
+        self.type_names: dict[str, Type] = {}
+        self.diagnostics: list[Diagnostic] = []
+        #: the type at every binder, keyed by the binder's name span
+        self.binder_types: dict[Span, Type] = {}
+        #: the flavor type of every field access's base, with the access span
+        self.field_flavors: list[tuple[Span, Type]] = []
+        #: modules whose body is being checked, innermost last
+        self.initialising: list[str] = []
+        #: per module being checked: the names unsafe to evaluate (initialisation order, Q14)
+        self.init_frames: list[Any] = []
+        #: per module being checked: its placeholder and the ``M.x`` reads in its body
+        self.self_references: dict[str, tuple[Type, list[tuple[str, Span]]]] = {}
+        #: names bound to the error type by an ``open`` that failed (they shadow nothing)
+        self.failed_open_names: set[str] = set()
+        #: top-level ``let``/``let rec``/``module`` bindings, in order: (name, entry, span)
+        self.top_bindings: list[tuple[str, Any, Span | None]] = []
+        self.rules = RULES
+
+    # ------------------------------------------------------------------ types
+
+    def fresh(self) -> TVar:
+        return TVar(self.level)
+
+    def infer(self, expr: Any) -> Type:
+        """The type of ``expr``. Hot rules inline this dispatch as
+        ``ck.rules[type(e)](ck, e)`` to save a call per node."""
+        return self.rules[type(expr)](self, expr)
+
+    def lookup(self, name: str) -> Type | None:
+        entry = self.env.values.get(name)
+        if entry is None:
+            return None
+        if type(entry) is Scheme:
+            return entry.instantiate(self.level)  # type: ignore[union-attr]
+        return entry  # type: ignore[return-value]
+
+    def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
+        """The environment entry for a binding of type ``t`` at the current level (4.4)."""
+        return generalize_all((t,), self.level, nonexpansive)[0]
+
+    # ------------------------------------------------------------------ errors
+
+    def report(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+
+    def error(self, span: Span, code: str, message: str, hint: str | None = None,
+              severity: Severity = Severity.ERROR) -> Diagnostic:
+        return Diagnostic.at(span, code, message, phase=errors.PHASE, hint=hint,
+                             severity=severity)
+
+    def fail(self, span: Span, code: str, message: str, hint: str | None = None) -> NoReturn:
+        raise StatementError(self.error(span, code, message, hint))
+
+    def unify_error(self, span: Span, error: UnifyError, found: Type | None = None,
+                    expected: Type | None = None, hint: str | None = None) -> StatementError:
+        """The diagnostic for a failed unification at ``span``.
+
+        ``found``/``expected`` are the whole types the rule unified; when the
+        clash is deeper inside them, the hint shows them in full.
+        """
+        namer = Namer()
+        message = error.render(namer)
+        if hint is None and found is not None and expected is not None:
+            found_text = show_type(found, namer)
+            expected_text = show_type(expected, namer)
+            if (error.code == errors.TYPE_MISMATCH and
+                    (resolve(found) is not error.left or resolve(expected) is not error.right)
+                    and found_text != expected_text):
+                hint = f"expected {expected_text}, found {found_text}"
+        if hint is None and error.code == errors.MODULE_AS_RECORD:
+            hint = (f"module {error.label} can be read with {error.label}.name, "
+                    "but it is not a record value")
+        return StatementError(Diagnostic.at(span, error.code, message, phase=errors.PHASE,
+                                            hint=hint))
+
+
+# --------------------------------------------------------------------------- generalisation
+
+
+def generalize_all(types: tuple[Type, ...], level: int,
+                   nonexpansive: bool) -> list[Type | Scheme]:
+    """Entries for bindings of ``types`` made at ``level`` (spec 4.4).
+
+    Non-expansive bindings whose types hold no recursive type become schemes
+    over their variables above ``level``; otherwise those variables are
+    lowered to ``level`` (they stay monomorphic, even for enclosing bindings).
+    """
+    found: list[TVar] = []
+    recursive = False
+    colour: dict[int, int] = {}
+    for t in types:
+        if _scan(t, level, found, colour):
+            recursive = True
+    if not found:
+        return list(types)
+    if nonexpansive and not recursive:
+        for var in found:
+            var.level = GENERIC
+        return [Scheme(t) for t in types]
+    for var in found:
+        var.level = level
+    return list(types)
+
+
+def _scan(t: Type, level: int, found: list[TVar], colour: dict[int, int]) -> bool:
+    """Collect the variables of ``t`` above ``level``; whether ``t`` holds a recursive type."""
+    while type(t) is TVar:
+        link = t.link  # type: ignore[attr-defined]
+        if link is None:
+            if level < t.level < GENERIC and t not in found:  # type: ignore[attr-defined]
+                found.append(t)  # type: ignore[arg-type]
+            return False
+        t = link
+    c = type(t)
+    if c is TMu:
+        return True
+    if c is Prim or c is RowEmpty or c is TError or c is Flavor:
+        return False
+    key = id(t)
+    state = colour.get(key)
+    if state == 1:
+        return True
+    if state == 2:
+        return False
+    colour[key] = 1
+    recursive = False
+    for child in _children(t, c):
+        if type(child) is TVar and child.link is None:  # type: ignore[attr-defined]
+            if level < child.level < GENERIC and child not in found:  # type: ignore[attr-defined]
+                found.append(child)  # type: ignore[arg-type]
+        elif type(child) is not Prim and _scan(child, level, found, colour):
+            recursive = True
+    colour[key] = 2
+    return recursive
+
+
+def _children(t: Any, c: type) -> tuple[Type, ...]:
+    if c is TFun:
+        return (*t.params, t.result)
+    if c is TRecord:
+        return (t.row, t.flavor)
+    if c is Row:
+        return (*t.fields.values(), t.tail)
+    if c is TVariant:
+        return (t.row,)
+    if c is TArray or c is TRef:
+        return (t.elem,)
+    if c is TTuple:
+        return t.elems  # type: ignore[no-any-return]
+    if c is TConstr:
+        return t.args  # type: ignore[no-any-return]
+    return ()

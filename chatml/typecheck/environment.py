@@ -1,0 +1,56 @@
+"""The checker's environments (spec 4.2): values with undo, and type names.
+
+The value environment maps a name to its type: a :class:`Scheme` (instantiated
+at every lookup) or a monomorphic type, returned as the very same object at
+every lookup so that unifications through one use are seen by all. Scopes
+are implemented with a trail: :meth:`ValueEnv.mark` remembers a point,
+:meth:`ValueEnv.undo` restores every binding made since.
+"""
+
+from __future__ import annotations
+
+from chatml.typecheck.schemes import Scheme
+from chatml.types import Type
+
+_MISSING = object()
+
+Entry = Type | Scheme
+
+
+def entry_type(entry: Entry) -> Type:
+    """The type an entry stands for (a scheme's body, generic variables included)."""
+    return entry.body if type(entry) is Scheme else entry  # type: ignore[union-attr,return-value]
+
+
+class ValueEnv:
+    """Name -> :data:`Entry`, with a trail for scoped undo."""
+
+    __slots__ = ("values", "trail")
+
+    def __init__(self) -> None:
+        self.values: dict[str, Entry] = {}
+        self.trail: list[tuple[str, object]] = []
+
+    def bind(self, name: str, entry: Entry) -> None:
+        values = self.values
+        self.trail.append((name, values.get(name, _MISSING)))
+        values[name] = entry
+
+    def mark(self) -> int:
+        return len(self.trail)
+
+    def undo(self, mark: int) -> None:
+        trail = self.trail
+        values = self.values
+        while len(trail) > mark:
+            name, old = trail.pop()
+            if old is _MISSING:
+                del values[name]
+            else:
+                values[name] = old  # type: ignore[assignment]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.values
+
+    def get(self, name: str) -> Entry | None:
+        return self.values.get(name)

@@ -1,0 +1,341 @@
+"""Typing rules for expressions (spec 4.5), registered with :func:`checker.rule`.
+
+Each rule infers the type of one expression form, in the order the spec
+gives (which decides the first error reported), and attaches its own span
+to a failed unification. Records, matches, annotations and ``let rec`` have
+their own modules; this one holds everything else.
+"""
+
+from __future__ import annotations
+
+from chatml import ast
+from chatml.typecheck import errors
+from chatml.typecheck.checker import Checker, rule
+from chatml.typecheck.equality import check_equality
+from chatml.typecheck.records import join, reopen_parameter
+from chatml.typecheck.schemes import Scheme
+from chatml.types import (
+    BOOL,
+    ERROR,
+    FLOAT,
+    INT,
+    STRING,
+    UNIT,
+    Namer,
+    TArray,
+    TFun,
+    TRef,
+    TTuple,
+    TVar,
+    TVariant,
+    Type,
+    resolve,
+    show_type,
+)
+from chatml.unify import UnifyError, unify
+from common.diagnostics import Diagnostic
+from common.sources import Span
+
+# --------------------------------------------------------------------------- literals
+
+
+@rule(ast.Int)
+def infer_int(ck: Checker, e: ast.Int) -> Type:
+    return INT
+
+
+@rule(ast.Float)
+def infer_float(ck: Checker, e: ast.Float) -> Type:
+    return FLOAT
+
+
+@rule(ast.Bool)
+def infer_bool(ck: Checker, e: ast.Bool) -> Type:
+    return BOOL
+
+
+@rule(ast.String)
+def infer_string(ck: Checker, e: ast.String) -> Type:
+    return STRING
+
+
+@rule(ast.Unit)
+def infer_unit(ck: Checker, e: ast.Unit) -> Type:
+    return UNIT
+
+
+# --------------------------------------------------------------------------- variables
+
+
+@rule(ast.Var)
+def infer_var(ck: Checker, e: ast.Var) -> Type:
+    entry = ck.env.values.get(e.name)
+    if entry is None:
+        ck.report(unknown_variable(ck, e.name, e.span))
+        return ERROR
+    if type(entry) is Scheme:
+        return entry.instantiate(ck.level)  # type: ignore[union-attr]
+    return entry  # type: ignore[return-value]
+
+
+def unknown_variable(ck: Checker, name: str, span: Span) -> Diagnostic:
+    """The ``Unknown variable`` diagnostic, with a suggestion when a close name exists."""
+    from difflib import get_close_matches
+
+    hint = None
+    candidates = [n for n in ck.env.values if not n.startswith("__")]
+    close = get_close_matches(name, candidates, n=1, cutoff=0.75)
+    if close:
+        hint = f"did you mean '{close[0]}'?"
+    elif name == "print":
+        hint = "print is not available here: shell script surfaces have no output"
+    return ck.error(span, errors.UNKNOWN_VARIABLE, f"Unknown variable '{name}'", hint)
+
+
+# --------------------------------------------------------------------------- operators
+
+_INT_ARITHMETIC = {ast.BinOp.ADD, ast.BinOp.SUB, ast.BinOp.MUL, ast.BinOp.DIV}
+_FLOAT_ARITHMETIC = {ast.BinOp.FADD, ast.BinOp.FSUB, ast.BinOp.FMUL, ast.BinOp.FDIV}
+_INT_COMPARISON = {ast.BinOp.LT, ast.BinOp.GT, ast.BinOp.LE, ast.BinOp.GE}
+_FLOAT_COMPARISON = {ast.BinOp.FLT, ast.BinOp.FGT, ast.BinOp.FLE, ast.BinOp.FGE}
+_FLOAT_TWIN = {op.value: op.value + "." for op in (*_INT_ARITHMETIC, *_INT_COMPARISON)}
+
+#: operator -> (operand type, result type)
+_OPERATOR_TYPES: dict[ast.BinOp, tuple[Type, Type]] = {}
+for _op in _INT_ARITHMETIC:
+    _OPERATOR_TYPES[_op] = (INT, INT)
+for _op in _FLOAT_ARITHMETIC:
+    _OPERATOR_TYPES[_op] = (FLOAT, FLOAT)
+for _op in _INT_COMPARISON:
+    _OPERATOR_TYPES[_op] = (INT, BOOL)
+for _op in _FLOAT_COMPARISON:
+    _OPERATOR_TYPES[_op] = (FLOAT, BOOL)
+_OPERATOR_TYPES[ast.BinOp.CONCAT] = (STRING, STRING)
+
+
+def _operand_hint(op: ast.BinOp, operand: Type, expected: Type) -> str:
+    operand = resolve(operand)
+    if expected is INT and operand is FLOAT and op.value in _FLOAT_TWIN:
+        return f"`{op.value}` works on int; use `{_FLOAT_TWIN[op.value]}` for float"
+    if expected is FLOAT and operand is INT:
+        return f"`{op.value}` works on float; write an int literal with a point (1.0)"
+    if op is ast.BinOp.CONCAT:
+        return "`++` joins two strings; convert other values with to_string"
+    return f"the operands of `{op.value}` must be {show_type(expected)}"
+
+
+@rule(ast.Prim2)
+def infer_prim2(ck: Checker, e: ast.Prim2) -> Type:
+    left = ck.rules[type(e.left)](ck, e.left)
+    right = ck.rules[type(e.right)](ck, e.right)
+    op = e.op
+    types = _OPERATOR_TYPES.get(op)
+    if types is not None:
+        operand, result = types
+        for side in (left, right):
+            try:
+                unify(side, operand)
+            except UnifyError as error:
+                raise ck.unify_error(e.span, error,
+                                     hint=_operand_hint(op, side, operand)) from None
+        return result
+    try:
+        unify(left, right)
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, left, right,
+                             hint=f"both sides of `{op.value}` must have the same type") from None
+    check_equality(ck, left, e.span)
+    return BOOL
+
+
+@rule(ast.Prim1)
+def infer_prim1(ck: Checker, e: ast.Prim1) -> Type:
+    operand = ck.rules[type(e.operand)](ck, e.operand)
+    expected = INT if e.op is ast.UnOp.NEG_INT else FLOAT
+    try:
+        unify(operand, expected)
+    except UnifyError as error:
+        hint = ("`-` negates an int; use `-.` for a float" if expected is INT
+                else "`-.` negates a float; use `-` for an int")
+        raise ck.unify_error(e.span, error, hint=hint) from None
+    return expected
+
+
+# --------------------------------------------------------------------------- functions
+
+
+@rule(ast.Lambda)
+def infer_lambda(ck: Checker, e: ast.Lambda) -> Type:
+    ck.level += 1
+    level = ck.level
+    env = ck.env
+    mark = env.mark()
+    params = tuple([TVar(level) for _ in e.params])
+    spans = e.param_spans
+    for index, (name, var) in enumerate(zip(e.params, params, strict=True)):
+        env.bind(name, var)
+        if index < len(spans):
+            ck.binder_types[spans[index]] = var
+    body = ck.rules[type(e.body)](ck, e.body)
+    env.undo(mark)
+    for var in params:
+        if var.link is not None:
+            reopen_parameter(var, level)
+    ck.level -= 1
+    return TFun(params, body)
+
+
+@rule(ast.App)
+def infer_app(ck: Checker, e: ast.App) -> Type:
+    function = ck.rules[type(e.fn)](ck, e.fn)
+    args = tuple([ck.rules[type(a)](ck, a) for a in e.args])
+    known = resolve(function)
+    try:
+        if type(known) is TFun and len(known.params) == len(args):
+            # Same as unifying with (args -> 'r), without building that type.
+            for param, arg in zip(known.params, args, strict=True):
+                unify(param, arg)
+            return known.result
+        result = TVar(ck.level)
+        unify(function, TFun(args, result))
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, hint=_call_hint(function, args)) from None
+    return result
+
+
+def _call_hint(function: Type, args: tuple[Type, ...]) -> str:
+    resolved = resolve(function)
+    namer = Namer()
+    if isinstance(resolved, TFun):
+        count = len(resolved.params)
+        if count != len(args):
+            return (f"this function takes {count} argument{'s' if count != 1 else ''} "
+                    f"but is given {len(args)}")
+        function_text = show_type(resolved, namer)
+        shown = ", ".join(show_type(a, namer) for a in args)
+        return f"this function has type {function_text} but is applied to ({shown})"
+    return f"this expression has type {show_type(resolved, namer)}; it is not a function"
+
+
+# --------------------------------------------------------------------------- control flow
+
+
+def _condition(ck: Checker, cond: ast.Expr, span: Span, keyword: str) -> None:
+    condition = ck.rules[type(cond)](ck, cond)
+    try:
+        unify(condition, BOOL)
+    except UnifyError as error:
+        raise ck.unify_error(span, error,
+                             hint=f"the condition of `{keyword}` must be a bool") from None
+
+
+@rule(ast.If)
+def infer_if(ck: Checker, e: ast.If) -> Type:
+    _condition(ck, e.cond, e.span, "if")
+    then_type = ck.rules[type(e.then_branch)](ck, e.then_branch)
+    else_type = ck.rules[type(e.else_branch)](ck, e.else_branch)
+    try:
+        return join(then_type, else_type)
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, hint="both branches of `if` must have the same type"
+                             ) from None
+
+
+@rule(ast.While)
+def infer_while(ck: Checker, e: ast.While) -> Type:
+    _condition(ck, e.cond, e.span, "while")
+    ck.rules[type(e.body)](ck, e.body)
+    return UNIT
+
+
+@rule(ast.Sequence)
+def infer_sequence(ck: Checker, e: ast.Sequence) -> Type:
+    current: ast.Expr = e
+    while type(current) is ast.Sequence:
+        ck.rules[type(current.first)](ck, current.first)
+        current = current.second
+    return ck.rules[type(current)](ck, current)
+
+
+# --------------------------------------------------------------------------- variants, arrays, refs
+
+
+@rule(ast.Variant)
+def infer_variant(ck: Checker, e: ast.Variant) -> Type:
+    from chatml.types import Row
+
+    payload = TTuple(tuple([ck.rules[type(a)](ck, a) for a in e.args]))
+    return TVariant(Row({e.tag: payload}, TVar(ck.level)))
+
+
+@rule(ast.Array)
+def infer_array(ck: Checker, e: ast.Array) -> Type:
+    element = TVar(ck.level)
+    for item in e.elements:
+        item_type = ck.rules[type(item)](ck, item)
+        try:
+            unify(item_type, element)
+        except UnifyError as error:
+            raise ck.unify_error(e.span, error,
+                                 hint="all elements of an array must have the same type") from None
+    return TArray(element)
+
+
+def _index(ck: Checker, index: ast.Expr, span: Span) -> None:
+    index_type = ck.rules[type(index)](ck, index)
+    try:
+        unify(index_type, INT)
+    except UnifyError as error:
+        raise ck.unify_error(span, error, hint="array indexes are ints") from None
+
+
+@rule(ast.ArrayGet)
+def infer_array_get(ck: Checker, e: ast.ArrayGet) -> Type:
+    _index(ck, e.index, e.span)
+    element = TVar(ck.level)
+    array = ck.rules[type(e.array)](ck, e.array)
+    try:
+        unify(array, TArray(element))
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, hint="only arrays can be indexed") from None
+    return element
+
+
+@rule(ast.ArraySet)
+def infer_array_set(ck: Checker, e: ast.ArraySet) -> Type:
+    _index(ck, e.index, e.span)
+    value = ck.rules[type(e.value)](ck, e.value)
+    array = ck.rules[type(e.array)](ck, e.array)
+    try:
+        unify(array, TArray(value))
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, array, TArray(value)) from None
+    return UNIT
+
+
+@rule(ast.Ref)
+def infer_ref(ck: Checker, e: ast.Ref) -> Type:
+    return TRef(ck.rules[type(e.value)](ck, e.value))
+
+
+@rule(ast.Deref)
+def infer_deref(ck: Checker, e: ast.Deref) -> Type:
+    content = TVar(ck.level)
+    target = ck.rules[type(e.ref)](ck, e.ref)
+    try:
+        unify(TRef(content), target)
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, hint="`!` reads a ref") from None
+    return content
+
+
+@rule(ast.SetRef)
+def infer_set_ref(ck: Checker, e: ast.SetRef) -> Type:
+    target = ck.rules[type(e.ref)](ck, e.ref)
+    value = ck.rules[type(e.value)](ck, e.value)
+    try:
+        unify(TRef(TVar(ck.level)), target)
+        unify(target, TRef(value))
+    except UnifyError as error:
+        raise ck.unify_error(e.span, error, target, TRef(value)) from None
+    return UNIT

@@ -1,0 +1,194 @@
+"""``match`` (spec 4.12): the shape check, pattern typing, and the arm loop.
+
+Order, which decides the first error: infer the scrutinee; the *shape* check
+over all arms (an arm after a catch-all is redundant, a simple pattern must
+not repeat); then per arm: duplicate record-pattern labels, duplicate
+binders, the pattern typed against the scrutinee (errors at the arm's
+pattern), the body, its join with the earlier arms (errors at the pattern);
+then exhaustiveness and typed redundancy (:mod:`chatml.typecheck.exhaustiveness`).
+
+Record patterns need plain records, not modules (DECISIONS 6a, Q10); whether a
+closed record pattern covers a record is decided with the record's exactness
+(:mod:`chatml.typecheck.exactness`, 6a, Q9).
+"""
+
+from __future__ import annotations
+
+from chatml import ast
+from chatml.typecheck import errors
+from chatml.typecheck.checker import Checker, rule
+from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
+from chatml.typecheck.pattern_display import show_pattern
+from chatml.typecheck.records import join
+from chatml.types import (
+    BOOL,
+    FLOAT,
+    INT,
+    RECORD,
+    ROW_EMPTY,
+    STRING,
+    UNIT,
+    Row,
+    TRecord,
+    TTuple,
+    TVar,
+    TVariant,
+    Type,
+    make_row,
+)
+from chatml.unify import UnifyError, unify
+
+
+def is_catch_all(pattern: ast.Pattern) -> bool:
+    return type(pattern) is ast.PWildcard or type(pattern) is ast.PVar
+
+
+def _simple_key(pattern: ast.Pattern) -> tuple[str, object] | None:
+    """A key for patterns that must not repeat (literals, unit, nullary tags)."""
+    kind = type(pattern)
+    if kind is ast.PUnit:
+        return ("unit", None)
+    if kind is ast.PInt:
+        return ("int", pattern.value)  # type: ignore[union-attr]
+    if kind is ast.PBool:
+        return ("bool", pattern.value)  # type: ignore[union-attr]
+    if kind is ast.PFloat:
+        return ("float", pattern.value)  # type: ignore[union-attr]
+    if kind is ast.PString:
+        return ("string", pattern.value)  # type: ignore[union-attr]
+    if kind is ast.PVariant and not pattern.args:  # type: ignore[union-attr]
+        return ("tag", pattern.tag)  # type: ignore[union-attr]
+    return None
+
+
+# --------------------------------------------------------------------------- checks before typing
+
+
+def check_shape(ck: Checker, arms: tuple[ast.MatchArm, ...]) -> None:
+    catch_all: ast.Pattern | None = None
+    seen: set[tuple[str, object]] = set()
+    for arm in arms:
+        pattern = arm.pattern
+        if catch_all is not None:
+            ck.fail(pattern.span, errors.REDUNDANT_ARM,
+                    f"Redundant match arm '{show_pattern(pattern)}': previous catch-all pattern "
+                    f"'{show_pattern(catch_all)}' already matches all cases",
+                    hint="arms are tried in order; move this arm before the catch-all or remove it")
+        if is_catch_all(pattern):
+            catch_all = pattern
+            continue
+        key = _simple_key(pattern)
+        if key is not None:
+            if key in seen:
+                ck.fail(pattern.span, errors.DUPLICATE_ARM,
+                        f"Duplicate match arm for pattern '{show_pattern(pattern)}'",
+                        hint="an earlier arm already matches this pattern")
+            seen.add(key)
+
+
+def _check_labels_and_binders(ck: Checker, pattern: ast.Pattern) -> None:
+    binders: set[str] = set()
+    duplicate_binder: str | None = None
+    stack = [pattern]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.PRecord):
+            labels: set[str] = set()
+            for field in node.fields:
+                if field.label in labels:
+                    ck.fail(pattern.span, errors.DUPLICATE_PATTERN_FIELD,
+                            f"Duplicate record pattern label '{field.label}'")
+                labels.add(field.label)
+            stack.extend(reversed([f.pattern for f in node.fields]))
+        elif isinstance(node, ast.PVariant):
+            stack.extend(reversed(node.args))
+    stack = [pattern]
+    while stack and duplicate_binder is None:
+        node = stack.pop()
+        if isinstance(node, ast.PVar):
+            if node.name in binders:
+                duplicate_binder = node.name
+            binders.add(node.name)
+        elif isinstance(node, ast.PRecord):
+            stack.extend(reversed([f.pattern for f in node.fields]))
+        elif isinstance(node, ast.PVariant):
+            stack.extend(reversed(node.args))
+    if duplicate_binder is not None:
+        ck.fail(pattern.span, errors.DUPLICATE_BINDER,
+                f"Duplicate pattern binder '{duplicate_binder}'",
+                hint="a name can be bound only once in a pattern; use _ for values you ignore")
+
+
+# --------------------------------------------------------------------------- typing
+
+
+def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
+    """Type ``pattern`` against ``expected``, binding its variables; raises UnifyError."""
+    kind = type(pattern)
+    if kind is ast.PVar:
+        ck.env.bind(pattern.name, expected)  # type: ignore[union-attr]
+        ck.binder_types[pattern.span] = expected
+    elif kind is ast.PWildcard:
+        return
+    elif kind is ast.PVariant:
+        args = []
+        for sub in pattern.args:  # type: ignore[union-attr]
+            var = TVar(ck.level)
+            type_pattern(ck, sub, var)
+            args.append(var)
+        unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))},  # type: ignore[union-attr]
+                                     TVar(ck.level))))
+    elif kind is ast.PRecord:
+        fields: dict[str, Type] = {}
+        for field in pattern.fields:  # type: ignore[union-attr]
+            var = TVar(ck.level)
+            type_pattern(ck, field.pattern, var)
+            fields[field.label] = var
+        tail = TVar(ck.level) if pattern.is_open else ROW_EMPTY  # type: ignore[union-attr]
+        unify(expected, TRecord(make_row(fields, tail), RECORD))
+    else:
+        unify(expected, _LITERAL_TYPES[kind])
+
+
+_LITERAL_TYPES: dict[type, Type] = {
+    ast.PUnit: UNIT, ast.PInt: INT, ast.PBool: BOOL, ast.PFloat: FLOAT, ast.PString: STRING,
+}
+
+
+@rule(ast.Match)
+def infer_match(ck: Checker, e: ast.Match) -> Type:
+    scrutinee = ck.rules[type(e.scrutinee)](ck, e.scrutinee)
+    arms = e.arms
+    check_shape(ck, arms)
+    env = ck.env
+    result: Type | None = None
+    for arm in arms:
+        pattern = arm.pattern
+        if type(pattern) is ast.PRecord or type(pattern) is ast.PVariant:
+            _check_labels_and_binders(ck, pattern)
+        mark = env.mark()
+        try:
+            type_pattern(ck, pattern, scrutinee)
+        except UnifyError as error:
+            hint = None
+            if error.code == errors.MODULE_AS_RECORD:
+                hint = f"a record pattern cannot match module {error.label}"
+            elif (error.code == errors.MISSING_LABEL and type(pattern) is ast.PRecord
+                  and not pattern.is_open):
+                hint = ("a closed record pattern matches records with exactly its fields; "
+                        "end it with `; _` to allow others")
+            raise ck.unify_error(pattern.span, error, hint=hint) from None
+        body = ck.rules[type(arm.body)](ck, arm.body)
+        env.undo(mark)
+        if result is None:
+            result = body
+        else:
+            try:
+                result = join(result, body)
+            except UnifyError as error:
+                raise ck.unify_error(pattern.span, error,
+                                     hint="every arm of a match must have the same type") from None
+    check_exhaustive(ck, e, scrutinee)
+    check_redundant(ck, e, scrutinee)
+    assert result is not None
+    return result

@@ -1,0 +1,288 @@
+"""Type schemes and their instantiation (spec 4.4).
+
+A :class:`Scheme` wraps a type whose generic variables (level
+:data:`~chatml.types.GENERIC`) are replaced by fresh variables at every use.
+Instantiation is the checker's hottest operation (every use of a builtin or
+polymorphic helper), so each scheme is compiled once, on first use, into a
+*template*: nested closures that rebuild only the parts that mention a
+generic variable and share everything else. A scheme's body never changes
+in a way that matters here: its generic variables are never bound, and its
+other variables are shared by every instance anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any
+
+from chatml.types import (
+    GENERIC,
+    Row,
+    TArray,
+    TConstr,
+    TFun,
+    TRecord,
+    TRef,
+    TTuple,
+    TVar,
+    TVariant,
+    Type,
+    flatten_row,
+    resolve,
+)
+
+Builder = Callable[[list[TVar]], Type]
+Template = Callable[[int], Type]
+
+
+class Scheme:
+    """A polymorphic type: ``body`` mentions generic variables."""
+
+    __slots__ = ("body", "_template", "_fields", "_used")
+
+    def __init__(self, body: Type) -> None:
+        self.body = body
+        self._template: Template | None = None
+        self._fields: dict[str, Template] | None = None
+        self._used = False
+
+    def __repr__(self) -> str:
+        return f"Scheme({self.body!r})"
+
+    def instantiate(self, level: int) -> Type:
+        template = self._template
+        if template is None:
+            if not self._used:  # most schemes are used once: copy, compile on reuse
+                self._used = True
+                return instantiate(self.body, level)
+            template = self._template = compile_template(self.body)
+        return template(level)
+
+    def instantiate_field(self, label: str, field: Type, level: int) -> Type:
+        """An instance of one field of a record scheme (``Module.export``)."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = {}
+        template = fields.get(label)
+        if template is None:
+            if label not in fields:
+                fields[label] = None  # type: ignore[assignment]
+                return instantiate(field, level)
+            template = fields[label] = compile_template(field)
+        return template(level)
+
+
+def instantiate(t: Type, level: int) -> Type:
+    """A copy of ``t`` with fresh variables at ``level`` for its generic ones."""
+    return _copy(t, level, {}, set())
+
+
+def _copy(t: Type, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    """``t`` with fresh variables for its generic ones; ``t`` itself when it has none."""
+    original = t
+    t = resolve(t)
+    kind = type(t)
+    if kind is TVar:
+        if t.level != GENERIC:  # type: ignore[attr-defined]
+            return original
+        var = fresh.get(id(t))
+        if var is None:
+            var = fresh[id(t)] = TVar(level)
+        return var
+    copier = _COPIERS.get(kind)
+    if copier is None:
+        return original
+    key = id(t)
+    if key in active:  # a cycle: it holds no generic variables
+        return original
+    active.add(key)
+    try:
+        copied = copier(t, level, fresh, active)
+    finally:
+        active.discard(key)
+    return original if copied is t else copied
+
+
+def _copy_fun(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    params = tuple([_copy(p, level, fresh, active) for p in t.params])
+    result = _copy(t.result, level, fresh, active)
+    if result is t.result and all(a is b for a, b in zip(params, t.params, strict=True)):
+        return t  # type: ignore[no-any-return]
+    return TFun(params, result)
+
+
+def _copy_record(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    row = _copy(t.row, level, fresh, active)
+    flavor = _copy(t.flavor, level, fresh, active)
+    if row is t.row and flavor is t.flavor:
+        return t  # type: ignore[no-any-return]
+    return TRecord(row, flavor, t.exact)
+
+
+def _copy_variant(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    row = _copy(t.row, level, fresh, active)
+    return t if row is t.row else TVariant(row)  # type: ignore[no-any-return]
+
+
+def _copy_row(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    fields, tail = flatten_row(t)
+    copied = {label: _copy(v, level, fresh, active) for label, v in fields.items()}
+    new_tail = _copy(tail, level, fresh, active)
+    if new_tail is tail and all(copied[label] is v for label, v in fields.items()):
+        return t  # type: ignore[no-any-return]
+    return Row(copied, new_tail)
+
+
+def _copy_elem(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    elem = _copy(t.elem, level, fresh, active)
+    return t if elem is t.elem else type(t)(elem)  # type: ignore[no-any-return]
+
+
+def _copy_tuple(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    elems = tuple([_copy(e, level, fresh, active) for e in t.elems])
+    if all(a is b for a, b in zip(elems, t.elems, strict=True)):
+        return t  # type: ignore[no-any-return]
+    return TTuple(elems)
+
+
+def _copy_constr(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
+    args = tuple([_copy(a, level, fresh, active) for a in t.args])
+    if all(a is b for a, b in zip(args, t.args, strict=True)):
+        return t  # type: ignore[no-any-return]
+    return TConstr(t.name, args)
+
+
+_COPIERS: dict[type, Callable[[Any, int, dict[int, TVar], set[int]], Type]] = {
+    TFun: _copy_fun,
+    TRecord: _copy_record,
+    TVariant: _copy_variant,
+    Row: _copy_row,
+    TArray: _copy_elem,
+    TRef: _copy_elem,
+    TTuple: _copy_tuple,
+    TConstr: _copy_constr,
+}
+
+
+def compile_template(t: Type) -> Template:
+    generics: dict[int, int] = {}
+    compiled = _compile(t, generics, set())
+    count = len(generics)
+    if not callable(compiled):
+        constant = compiled
+        return lambda level: constant
+    build: Builder = compiled
+    if count == 1:
+        return lambda level: build([TVar(level)])
+    if count == 2:
+        return lambda level: build([TVar(level), TVar(level)])
+    return lambda level: build([TVar(level) for _ in range(count)])
+
+
+def _const(value: Type) -> Builder:
+    return lambda fresh: value
+
+
+def _builder(part: Any) -> Builder:
+    return part if callable(part) else _const(part)
+
+
+def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    """A constant type (no generics below) or a builder of instances."""
+    t = resolve(t)
+    kind = type(t)
+    if kind is TVar:
+        if t.level != GENERIC:  # type: ignore[attr-defined]
+            return t
+        index = generics.setdefault(id(t), len(generics))
+        return itemgetter(index)  # type: ignore[return-value]
+    if kind is TFun or kind is TRecord or kind is TVariant or kind is Row or kind is TArray \
+            or kind is TRef or kind is TTuple or kind is TConstr:
+        key = id(t)
+        if key in active:  # a cycle: it holds no generic variables
+            return t
+        active.add(key)
+        try:
+            return _COMPILERS[kind](t, generics, active)
+        finally:
+            active.discard(key)
+    return t
+
+
+def _compile_fun(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    params = [_compile(p, generics, active) for p in t.params]
+    result = _compile(t.result, generics, active)
+    if not callable(result) and not any(callable(p) for p in params):
+        return t
+    param_builders = [_builder(p) for p in params]
+    result_builder = _builder(result)
+    if len(param_builders) == 1:
+        only = param_builders[0]
+        return lambda fresh: TFun((only(fresh),), result_builder(fresh))
+    return lambda fresh: TFun(tuple([b(fresh) for b in param_builders]), result_builder(fresh))
+
+
+def _compile_record(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    row = _compile(t.row, generics, active)
+    flavor = _compile(t.flavor, generics, active)
+    if not callable(row) and not callable(flavor):
+        return t
+    row_builder, flavor_builder = _builder(row), _builder(flavor)
+    exact = t.exact
+    return lambda fresh: TRecord(row_builder(fresh), flavor_builder(fresh), exact)
+
+
+def _compile_variant(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    row = _compile(t.row, generics, active)
+    if not callable(row):
+        return t
+    return lambda fresh: TVariant(row(fresh))
+
+
+def _compile_row(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    fields, tail = flatten_row(t)
+    compiled = [(label, _compile(v, generics, active)) for label, v in fields.items()]
+    tail_part = _compile(tail, generics, active)
+    if not callable(tail_part) and not any(callable(v) for _, v in compiled):
+        return t
+    items = [(label, _builder(v)) for label, v in compiled]
+    tail_builder = _builder(tail_part)
+    return lambda fresh: Row({label: b(fresh) for label, b in items}, tail_builder(fresh))
+
+
+def _compile_elem(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    elem = _compile(t.elem, generics, active)
+    if not callable(elem):
+        return t
+    constructor = type(t)
+    return lambda fresh: constructor(elem(fresh))
+
+
+def _compile_tuple(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    elems = [_compile(e, generics, active) for e in t.elems]
+    if not any(callable(e) for e in elems):
+        return t
+    builders = [_builder(e) for e in elems]
+    return lambda fresh: TTuple(tuple([b(fresh) for b in builders]))
+
+
+def _compile_constr(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+    args = [_compile(a, generics, active) for a in t.args]
+    if not any(callable(a) for a in args):
+        return t
+    builders = [_builder(a) for a in args]
+    name = t.name
+    return lambda fresh: TConstr(name, tuple([b(fresh) for b in builders]))
+
+
+_COMPILERS: dict[type, Callable[[Any, dict[int, int], set[int]], Type | Builder]] = {
+    TFun: _compile_fun,
+    TRecord: _compile_record,
+    TVariant: _compile_variant,
+    Row: _compile_row,
+    TArray: _compile_elem,
+    TRef: _compile_elem,
+    TTuple: _compile_tuple,
+    TConstr: _compile_constr,
+}

@@ -1,0 +1,97 @@
+"""Statements (spec 4.15) and the statement loop with error recovery.
+
+Statements are checked in order. A statement whose checking fails reports its
+diagnostic; the names it would have defined are bound to the error type
+(which unifies with anything), the level and scope are restored, and checking
+goes on with the next statement -- so independent errors are all reported
+and none cascades. Inside a module body the same holds per body statement.
+"""
+
+from __future__ import annotations
+
+from chatml import ast
+from chatml.typecheck import errors
+from chatml.typecheck.bindings import bind_group, bind_value
+from chatml.typecheck.checker import Checker, StatementError
+from chatml.typecheck.environment import Entry, entry_type
+from chatml.typecheck.modules import (
+    bind_failed,
+    check_initialisation,
+    check_module,
+    check_open,
+)
+from chatml.typecheck.type_exprs import declare_type
+from common.sources import Span
+
+
+def defined_names(stmt: ast.Stmt) -> list[str]:
+    """The value names a statement binds."""
+    if isinstance(stmt, (ast.LetStmt, ast.ModuleStmt)):
+        return [stmt.name]
+    if isinstance(stmt, ast.LetRecStmt):
+        return [b.name for b in stmt.bindings]
+    return []
+
+
+def check_statements(ck: Checker, statements: tuple[ast.Stmt, ...],
+                     defined: list[str] | None = None) -> None:
+    """Check ``statements`` in order; ``defined`` collects a module body's exports."""
+    env = ck.env
+    for stmt in statements:
+        level = ck.level
+        mark = env.mark()
+        try:
+            if ck.init_frames:
+                check_initialisation(ck, stmt)
+            _check_statement(ck, stmt, top=defined is None)
+        except StatementError as error:
+            ck.level = level
+            env.undo(mark)
+            ck.report(error.diagnostic)
+            bind_failed(ck, defined_names(stmt))
+        except RecursionError:
+            ck.level = level
+            env.undo(mark)
+            ck.report(ck.error(stmt.span, errors.TOO_DEEP,
+                               "This statement is nested too deeply to be checked",
+                               hint="split deeply nested expressions with let bindings"))
+            bind_failed(ck, defined_names(stmt))
+        if defined is not None:
+            for name in defined_names(stmt):
+                if name not in defined:
+                    defined.append(name)
+
+
+def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
+    kind = type(stmt)
+    env = ck.env
+    if kind is ast.LetStmt:
+        entry = bind_value(ck, stmt.rhs)  # type: ignore[union-attr]
+        env.bind(stmt.name, entry)  # type: ignore[union-attr]
+        _record(ck, stmt.name, entry, stmt.name_span, top)  # type: ignore[union-attr]
+    elif kind is ast.ExprStmt:
+        ck.rules[type(stmt.expr)](ck, stmt.expr)  # type: ignore[union-attr]
+    elif kind is ast.LetRecStmt:
+        bindings = stmt.bindings  # type: ignore[union-attr]
+        entries = bind_group(ck, bindings)
+        for binding, entry in zip(bindings, entries, strict=True):
+            env.bind(binding.name, entry)
+            _record(ck, binding.name, entry, binding.name_span, top)
+    elif kind is ast.ModuleStmt:
+        entry = check_module(ck, stmt, check_statements)  # type: ignore[arg-type]
+        env.bind(stmt.name, entry)  # type: ignore[union-attr]
+        _record(ck, stmt.name, entry, stmt.name_span, top)  # type: ignore[union-attr]
+    elif kind is ast.OpenStmt:
+        check_open(ck, stmt)  # type: ignore[arg-type]
+    elif kind is ast.TypeStmt:
+        if not top:  # the parser rejects this; kept as a guard for hand-built trees
+            raise StatementError(ck.error(stmt.span, errors.UNKNOWN_TYPE,
+                                          "type declarations are allowed only at top level"))
+        declare_type(ck, stmt)  # type: ignore[arg-type]
+
+
+def _record(ck: Checker, name: str, entry: Entry, span: Span | None, top: bool) -> None:
+    if span is not None:
+        ck.binder_types[span] = entry_type(entry)
+    if top:
+        ck.top_bindings.append((name, entry, span))

@@ -1,0 +1,223 @@
+"""ChatML runtime values: how each kind of value is represented in Python.
+
+This module is the contract between the VM, the standard library, snapshots
+and hosts. Representations were chosen so that compiled ChatML runs close to
+plain Python speed:
+
+==========  ==================================================================
+ChatML      Python
+==========  ==================================================================
+int         ``int`` (never ``bool``; always within the 63-bit range, see
+            :data:`MIN_INT`/:data:`MAX_INT` — DECISIONS 2: leaving it is a
+            runtime error, never a silent wrap)
+float       ``float``
+bool        ``bool``
+string      ``str`` (Unicode text; DECISIONS 1: lengths and indices count
+            code points)
+unit        ``None`` (:data:`UNIT`)
+array       ``list`` (mutable, shared by reference, compared by identity)
+record      ``dict`` (exact type ``dict``; label -> value; immutable by
+            convention: operations build new dicts)
+variant     :class:`Variant` (tag without backtick, payload tuple)
+ref         :class:`Ref`
+module      :class:`Module` (a ``dict`` subclass of export name -> value, so
+            field access is the same operation as on records)
+function    a Python callable: either a compiled ChatML closure or a builtin.
+            Builtins are marked with :func:`builtin` (attribute
+            ``chatml_builtin``); anything else callable is a closure.
+            Always call function values through the VM's ``apply`` (proper
+            tail calls, arity checks and limits live there), never directly.
+task        one of :class:`Pure`, :class:`Bind`, :class:`Map`, :class:`Fail`,
+            :class:`Catch`, :class:`Perform`, :class:`Spawn`
+==========  ==================================================================
+
+Builtins signal failure by raising :class:`ChatMLFailure` with the exact
+message of the standard-library spec; the VM turns it into a positioned
+runtime diagnostic at the call site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+MIN_INT = -(2**62)
+MAX_INT = 2**62 - 1
+
+UNIT = None
+
+Value = Any
+"""Any ChatML runtime value (see the table above)."""
+
+
+class ChatMLFailure(Exception):
+    """A runtime error raised by a builtin (or ``fail``); ``message`` is shown verbatim."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Variant:
+    """A polymorphic-variant value: ``tag`` (no backtick) and its payload values."""
+
+    __slots__ = ("tag", "args")
+
+    def __init__(self, tag: str, args: tuple[Value, ...] = ()) -> None:
+        self.tag = tag
+        self.args = args
+
+    def __repr__(self) -> str:
+        return f"Variant({self.tag!r}, {self.args!r})"
+
+
+class Ref:
+    """A mutable cell (``ref e``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Ref({self.value!r})"
+
+
+class Module(dict):  # type: ignore[type-arg]
+    """A module value: export name -> value. ``name`` is the module's name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str, exports: dict[str, Value] | None = None) -> None:
+        super().__init__(exports or {})
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Module({self.name!r}, {sorted(self)!r})"
+
+    # modules compare by identity (spec 5.6), unlike the dicts they extend
+    __eq__ = object.__eq__  # type: ignore[assignment]
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+class Task:
+    """Base class of task nodes: inert descriptions a host interprets (spec 5.12)."""
+
+    __slots__ = ()
+
+
+class Pure(Task):
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value) -> None:
+        self.value = value
+
+
+class Bind(Task):
+    __slots__ = ("task", "continuation")
+
+    def __init__(self, task: Task, continuation: Value) -> None:
+        self.task = task
+        self.continuation = continuation
+
+
+class Map(Task):
+    __slots__ = ("task", "function")
+
+    def __init__(self, task: Task, function: Value) -> None:
+        self.task = task
+        self.function = function
+
+
+class Fail(Task):
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+class Catch(Task):
+    __slots__ = ("task", "handler")
+
+    def __init__(self, task: Task, handler: Value) -> None:
+        self.task = task
+        self.handler = handler
+
+
+class Perform(Task):
+    """Ask the host to perform ``operation`` (e.g. ``"Log.info"``) with ``args``."""
+
+    __slots__ = ("operation", "args")
+
+    def __init__(self, operation: str, args: tuple[Value, ...]) -> None:
+        self.operation = operation
+        self.args = args
+
+
+class Spawn(Task):
+    """Ask the host to start ``operation`` in the background."""
+
+    __slots__ = ("operation", "args")
+
+    def __init__(self, operation: str, args: tuple[Value, ...]) -> None:
+        self.operation = operation
+        self.args = args
+
+
+# --------------------------------------------------------------------------- functions
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def builtin(name: str) -> Callable[[F], F]:
+    """Mark a Python function as the ChatML builtin ``name`` (qualified, e.g. ``String.length``)."""
+
+    def mark(function: F) -> F:
+        function.chatml_builtin = name  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+def is_builtin(value: Value) -> bool:
+    return callable(value) and hasattr(value, "chatml_builtin")
+
+
+def is_function(value: Value) -> bool:
+    """True for closures and builtins (not for modules, refs or other data)."""
+    return callable(value) and not isinstance(value, type)
+
+
+def kind_name(value: Value) -> str:
+    """A short name of the value's kind, for messages (``int``, ``record``, ``closure``...)."""
+    if value is None:
+        return "unit"
+    kind = type(value)
+    if kind is bool:
+        return "bool"
+    if kind is int:
+        return "int"
+    if kind is float:
+        return "float"
+    if kind is str:
+        return "string"
+    if kind is list:
+        return "array"
+    if kind is dict:
+        return "record"
+    if kind is Module:
+        return "module"
+    if kind is Variant:
+        return "variant"
+    if kind is Ref:
+        return "ref"
+    if isinstance(value, Task):
+        return "task"
+    if is_builtin(value):
+        return "builtin"
+    if callable(value):
+        return "closure"
+    return type(value).__name__

@@ -1,0 +1,121 @@
+"""Loading bytecode: translate, compile the generated Python, bind the globals.
+
+:func:`load` returns a :class:`LoadedProgram` whose ``main`` runs the top
+level. Loaded programs are registered (weakly, by the generated file name)
+so that :mod:`chatml.vm.errors` can map a Python traceback back to ChatML
+positions; the registration lives as long as any of the program's closures.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from chatml.bytecode.code import CompiledModule
+from chatml.values import Value, Variant
+from chatml.vm.runtime import base_namespace
+from chatml.vm.translate import translate
+from common.diagnostics import Diagnostic, DiagnosticError
+from common.sources import SourceFile
+
+_COUNTER = itertools.count(1)
+
+
+class ProgramInfo:
+    """What error mapping needs to know about one loaded program."""
+
+    __slots__ = ("module", "line_map", "source", "__weakref__")
+
+    def __init__(self, module: CompiledModule, line_map: tuple[tuple[int, int], ...],
+                 source: SourceFile | None) -> None:
+        self.module = module
+        self.line_map = line_map
+        self.source = source
+
+
+PROGRAMS: weakref.WeakValueDictionary[str, ProgramInfo] = weakref.WeakValueDictionary()
+"""Generated file name -> program info, while the program is alive."""
+
+
+@attrs.define(eq=False)
+class LoadedProgram:
+    """A program ready to run: its namespace holds one Python global per global slot."""
+
+    module: CompiledModule
+    namespace: dict[str, Any]
+    main: Callable[[], Value]
+    info: ProgramInfo
+    python_source: str
+
+    def top_level(self) -> dict[str, Value]:
+        """Top-level bindings by name (the last binding of each name; builtins excluded)."""
+        builtin = {slot for slot, _ in self.module.builtin_slots}
+        result: dict[str, Value] = {}
+        for slot, name in enumerate(self.module.global_names):
+            if slot in builtin or "." in name:
+                continue
+            key = f"g{slot}"
+            if key in self.namespace:
+                result[name] = self.namespace[key]
+        return result
+
+
+def load(module: CompiledModule, builtins: Mapping[str, Value],
+         source: SourceFile | None = None) -> LoadedProgram:
+    """Prepare ``module`` to run with the given builtin values (by surface name).
+
+    Raises ``DiagnosticError`` when a builtin the module needs is missing or
+    the program is too deeply nested for the host, and
+    ``BytecodeFormatError`` for malformed bytecode.
+    """
+    translation = translate(module)
+    namespace = base_namespace()
+    for name, value in translation.constants.items():
+        if isinstance(value, tuple) and value[:1] == ("variant",):
+            namespace[name] = Variant(value[1], ())
+        else:
+            namespace[name] = value
+    def lookup(name: str) -> Value:
+        if name in builtins:
+            return builtins[name]
+        module_name, _, export = name.partition(".")
+        container = builtins.get(module_name) if export else None
+        if isinstance(container, dict) and export in container:
+            return container[export]
+        raise KeyError(name)
+
+    missing = []
+    for _, name in module.builtin_slots:
+        try:
+            lookup(name)
+        except KeyError:
+            missing.append(name)
+    if missing:
+        raise DiagnosticError(Diagnostic.for_file(
+            module.source_name, "chatml.surface_mismatch",
+            "the runtime surface lacks builtins the script was compiled against: "
+            + ", ".join(sorted(missing)[:10]), phase="runtime"))
+    for slot, name in module.builtin_slots:
+        namespace[f"g{slot}"] = lookup(name)
+    filename = f"<chatml {module.source_name} #{next(_COUNTER)}>"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # e.g. `5['x']` in hand-made bytecode
+            code = compile(translation.source, filename, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as error:
+        raise DiagnosticError(Diagnostic.for_file(
+            module.source_name, "chatml.too_deep",
+            f"program is nested too deeply to run ({type(error).__name__})",
+            phase="compile",
+            hint="split deeply nested expressions into separate bindings")) from None
+    info = ProgramInfo(module, translation.line_map, source)
+    namespace["__chatml_info__"] = info
+    namespace["__chatml_source__"] = translation.source
+    PROGRAMS[filename] = info
+    exec(code, namespace)
+    return LoadedProgram(module, namespace, namespace["_c0"], info, translation.source)

@@ -1,0 +1,63 @@
+"""The helpers and constants that generated code refers to by name.
+
+Generated code (see :mod:`chatml.vm.translate`) runs in a namespace built by
+:func:`base_namespace`; every name in it starting with ``_`` comes from here.
+Failures are raised as ``ChatMLFailure`` with the spec's messages
+(``integer overflow`` is DECISIONS 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from chatml.calls import TailCall
+from chatml.limits import METER
+from chatml.stdlib.equality import values_equal
+from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, Variant
+
+OVERFLOW_MESSAGE = "integer overflow"
+
+
+def overflow() -> NoReturn:
+    raise ChatMLFailure(OVERFLOW_MESSAGE)
+
+
+def out_of_bounds() -> NoReturn:
+    raise ChatMLFailure("Array index out of bounds")
+
+
+def match_failure() -> NoReturn:
+    raise ChatMLFailure("Non-exhaustive pattern match")
+
+
+def journal_item(container: list[Any], index: int) -> None:
+    journal = METER.journal
+    if journal is not None:
+        journal.append((container, index, container[index]))
+
+
+def journal_ref(ref: Ref) -> None:
+    from chatml.calls import journal_ref as record
+
+    record(ref)
+
+
+def base_namespace() -> dict[str, Any]:
+    """A fresh namespace with everything generated code uses."""
+    return {
+        "__builtins__": {"type": type, "len": len},
+        "_M": METER,
+        "_TC": TailCall,
+        "_V": Variant,
+        "_Ref": Ref,
+        "_Module": Module,
+        "_dict": dict,
+        "_eq": values_equal,
+        "_ovf": overflow,
+        "_oob": out_of_bounds,
+        "_nomatch": match_failure,
+        "_jr": journal_item,
+        "_jref": journal_ref,
+        "_MIN": MIN_INT,
+        "_MAX": MAX_INT,
+    }

@@ -1,0 +1,745 @@
+"""Bytecode to Python source: how the VM executes (translated once, at load time).
+
+Each code object becomes one Python ``def`` named ``_c<index>``, nested inside
+the function that creates it, so ChatML captures become Python closure cells.
+The operand stack is simulated at translation time: every instruction's
+result is an *atom* (a literal, a variable or a fresh temporary), so
+evaluation order is exactly the bytecode's. Structured blocks become
+``if``/``elif``/``else`` and ``while True`` loops; a code object with
+``SELF_TAIL_CALL`` runs inside ``while True`` (the tail call reassigns the
+parameters and ``continue``s); ``TAIL_CALL`` returns a
+:class:`~chatml.calls.TailCall` that ``CALL`` sites and ``apply`` bounce
+(so the Python stack stays constant); ``CALL_RAW`` is a plain Python call.
+
+Semantics kept here: steps are charged at every function entry / loop
+iteration, allocations at their creation sites (``chatml.limits.COST``),
+integer results are range-checked (``integer overflow``), ``/`` truncates,
+array indexes are bounds-checked (negative ones explicitly; Python raises
+``IndexError`` for the rest), mutations of arrays and refs are journalled
+when the run is transactional.
+
+A closure created inside a loop (a ``while`` or a self-tail-call loop)
+snapshots the loop's variables through a factory function, since each
+iteration binds fresh ChatML variables while Python would reuse the cell.
+
+Atoms are deferred reads. Most locals are written once (parameters of a self
+loop are reassigned only by the tail call itself); before a slot is written
+again (an unboxed local ref), the pending atoms that read it are evaluated
+into temporaries, so a later write never changes what was read.
+
+Every generated line maps back to the instruction it came from
+(:attr:`Translation.line_map`), which is how runtime errors get ChatML
+positions. Malformed bytecode raises
+:class:`~chatml.bytecode.serialize.BytecodeFormatError`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import attrs
+
+from chatml.bytecode.code import FREE, LOCAL, CompiledModule
+from chatml.bytecode.opcodes import Op
+from chatml.bytecode.serialize import BytecodeFormatError
+from chatml.limits import COST, WORD
+
+_ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
+_FLOAT = {Op.FADD: "+", Op.FSUB: "-", Op.FMUL: "*", Op.FDIV: "/"}
+_SMALL = 1 << 62
+
+_COMPARE = {Op.LT: "<", Op.GT: ">", Op.LE: "<=", Op.GE: ">=", Op.FLT: "<", Op.FGT: ">",
+            Op.FLE: "<=", Op.FGE: ">=", Op.EQ_PRIM: "==", Op.NE_PRIM: "!="}
+_MIN_TEXT = "-4611686018427387904"
+_MAX_TEXT = "4611686018427387903"
+# The first comparison of each check is against a CPython single-digit int, which the
+# interpreter specialises; only values beyond 2**30 pay for the 63-bit comparison.
+_SMALL_TEXT = "1073741823"
+_RANGE = (f"if ({{t}} > {_SMALL_TEXT} or {{t}} < -{_SMALL_TEXT}) "
+          f"and not {_MIN_TEXT} <= {{t}} <= {_MAX_TEXT}: _ovf()")
+_ABOVE = f"if {{t}} > {_SMALL_TEXT} and {{t}} > {_MAX_TEXT}: _ovf()"
+_BELOW = f"if {{t}} < -{_SMALL_TEXT} and {{t}} < {_MIN_TEXT}: _ovf()"
+
+
+def _int_literal(atom: str) -> int | None:
+    text = atom[1:] if atom.startswith("-") else atom
+    return int(atom) if text.isdigit() else None
+
+
+@attrs.frozen
+class Translation:
+    source: str
+    line_map: tuple[tuple[int, int], ...]
+    """For generated line ``n`` (1-based), ``line_map[n - 1]`` = (code index, instruction index)."""
+    constants: dict[str, Any]
+    """Namespace entries the source refers to (non-literal constants, shared variants)."""
+
+
+class _Block:
+    __slots__ = ("kind", "depth", "indent", "root", "result", "fell", "has_else", "chained",
+                 "chain_pending")
+
+    def __init__(self, kind: str, depth: int, indent: int, root: _Block | None = None,
+                 chained: bool = False) -> None:
+        self.kind = kind
+        self.depth = depth
+        self.indent = indent
+        self.root = root or self
+        self.result: str | None = None
+        self.fell = False
+        self.has_else = False
+        self.chained = chained
+        self.chain_pending = False
+
+
+def _fail(message: str) -> BytecodeFormatError:
+    return BytecodeFormatError(message)
+
+
+class _Translator:
+    def __init__(self, module: CompiledModule) -> None:
+        self.module = module
+        self.lines: list[str] = []
+        self.line_map: list[tuple[int, int]] = []
+        self.constants: dict[str, Any] = {}
+        self.literals: dict[int, str] = {}
+        self.globals_stored: set[int] = set()
+        self.translated: set[int] = set()
+
+    # ------------------------------------------------------------------ naming
+
+    def local(self, code: int, slot: int) -> str:
+        if not 0 <= slot < self.module.codes[code].n_locals:
+            raise _fail(f"local slot {slot} out of range in code {code}")
+        return f"v{code}_{slot}"
+
+    def free(self, code: int, index: int) -> str:
+        seen = 0
+        while True:
+            captures = self.module.codes[code].captures
+            parent = self.module.codes[code].parent
+            if not 0 <= index < len(captures) or parent < 0:
+                raise _fail(f"capture {index} out of range in code {code}")
+            kind, source = captures[index]
+            if kind == LOCAL:
+                return self.local(parent, source)
+            code, index = parent, source
+            seen += 1
+            if seen > len(self.module.codes):
+                raise _fail("capture chain does not end")
+
+    def literal(self, k: int) -> str:
+        found = self.literals.get(k)
+        if found is not None:
+            return found
+        if not 0 <= k < len(self.module.consts):
+            raise _fail(f"constant {k} out of range")
+        value = self.module.consts[k]
+        if value is None or isinstance(value, (bool, int, str)) or (
+                isinstance(value, float) and math.isfinite(value)):
+            text = repr(value)
+        else:
+            text = f"_k{k}"
+            self.constants[text] = value
+        self.literals[k] = text
+        return text
+
+    # ------------------------------------------------------------------ output
+
+    def emit(self, text: str, indent: int, where: tuple[int, int]) -> None:
+        self.lines.append("    " * indent + text)
+        self.line_map.append(where)
+
+    # ------------------------------------------------------------------ code objects
+
+    def translate(self) -> Translation:
+        if self.module.codes[0].arity != 0:
+            raise _fail("the top-level code takes no parameters")
+        self.code(0, 0, in_loop=False)
+        return Translation("\n".join(self.lines) + "\n", tuple(self.line_map), self.constants)
+
+    def code(self, index: int, indent: int, in_loop: bool) -> None:
+        if index in self.translated:
+            raise _fail(f"code {index} is created twice")
+        self.translated.add(index)
+        code = self.module.codes[index]
+        where = (index, 0)
+        params = ", ".join(self.local(index, slot) for slot in range(code.arity))
+        self.emit(f"def _c{index}({params}):", indent, where)
+        body_indent = indent + 1
+        global_line = None
+        if index == 0:
+            global_line = len(self.lines)
+            self.emit("pass", body_indent, where)
+        if code.self_loop:
+            # the step budget lives in the frame-local `_sc` while the loop runs
+            self.emit("_sc = _M.steps", body_indent, where)
+            self.emit("try:", body_indent, where)
+            self.emit("while True:", body_indent + 1, where)
+            self.emit("_sc -= 1", body_indent + 2, where)
+            self.emit("if _sc < 0: _sc = _M.spend(_sc)", body_indent + 2, where)
+            body = _Body(self, index, body_indent + 2, True)
+            body.steps_local = True
+            body.run()
+            self.emit("finally:", body_indent, where)
+            self.emit("if _sc < _M.steps: _M.steps = _sc", body_indent + 1, where)
+        else:
+            if index != 0:
+                self.emit("_M.steps -= 1", body_indent, where)
+                self.emit("if _M.steps < 0: _M.out_of_steps()", body_indent, where)
+            _Body(self, index, body_indent, in_loop).run()
+        if global_line is not None and self.globals_stored:
+            names = ", ".join(f"g{g}" for g in sorted(self.globals_stored))
+            self.lines[global_line] = "    " * (indent + 1) + f"global {names}"
+
+
+class _Body:
+    """Translates the instructions of one code object."""
+
+    def __init__(self, tr: _Translator, index: int, indent: int, in_loop: bool) -> None:
+        self.tr = tr
+        self.index = index
+        self.code = tr.module.codes[index]
+        self.indent = indent
+        self.loop_depth = 1 if in_loop else 0
+        self.stack: list[str] = []
+        self.blocks: list[_Block] = []
+        self.terminated = False
+        self.temps = 0
+        self.pc = 0
+        self.steps_local = False
+        """True where the frame-local `_sc` holds the step budget (inside loops)."""
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"t{self.temps}"
+
+    def emit(self, text: str, indent: int | None = None) -> None:
+        self.tr.emit(text, self.indent if indent is None else indent, (self.index, self.pc))
+
+    def pop(self, n: int = 1) -> list[str]:
+        if n > len(self.stack) or (self.blocks and len(self.stack) - n < self.blocks[-1].depth):
+            raise _fail(f"stack underflow at instruction {self.pc} of code {self.index}")
+        if n == 0:
+            return []
+        taken = self.stack[-n:]
+        del self.stack[-n:]
+        return taken
+
+    def pop1(self) -> str:
+        return self.pop(1)[0]
+
+    def settle(self, name: str) -> None:
+        """Before ``name`` is overwritten, evaluate every pending atom that reads it."""
+        pattern = re.compile(rf"\b{name}\b")
+        for position, atom in enumerate(self.stack):
+            if pattern.search(atom):
+                t = self.temp()
+                self.emit(f"{t} = {atom}")
+                self.stack[position] = t
+
+    def charge(self, nbytes: int, per_item: int = 0, items: str = "") -> None:
+        """Charge ``nbytes + per_item * items`` bytes (rounded up to words)."""
+        if items:
+            amount = f"({nbytes + WORD - 1} + {per_item} * {items}) >> 3"
+        else:
+            amount = str((nbytes + WORD - 1) // WORD)
+        self.emit(f"_M.memory -= {amount}")
+        self.emit("if _M.memory < 0: _M.out_of_memory()")
+
+    def const_arg(self, k: int) -> Any:
+        if not 0 <= k < len(self.tr.module.consts):
+            raise _fail(f"constant {k} out of range")
+        return self.tr.module.consts[k]
+
+    def labels(self, k: int) -> tuple[str, ...]:
+        value = self.const_arg(k)
+        if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+            raise _fail("bad label tuple")
+        return value
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> None:
+        instructions = self.code.instructions
+        count = len(instructions)
+        while self.pc < count:
+            op, a, b = instructions[self.pc]
+            if self.terminated and op not in (Op.ELSE, Op.END):
+                raise _fail(f"unreachable instruction {self.pc} in code {self.index}")
+            self.step(Op(op), a, b)
+            self.pc += 1
+        if self.blocks or not self.terminated:
+            raise _fail(f"code {self.index} does not end with a return")
+
+    def step(self, op: Op, a: int, b: int) -> None:  # noqa: C901 - one case per opcode
+        stack = self.stack
+        if op is Op.CONST:
+            stack.append(self.tr.literal(a))
+        elif op is Op.LOAD_LOCAL:
+            stack.append(self.tr.local(self.index, a))
+        elif op is Op.LOAD_FREE:
+            stack.append(self.tr.free(self.index, a))
+        elif op is Op.LOAD_GLOBAL:
+            stack.append(f"g{a}")
+        elif op is Op.STORE_LOCAL:
+            name = self.tr.local(self.index, a)
+            value = self.pop1()
+            self.settle(name)
+            self.emit(f"{name} = {value}")
+        elif op is Op.STORE_GLOBAL:
+            if self.index != 0:
+                raise _fail("STORE_GLOBAL outside the top level")
+            self.tr.globals_stored.add(a)
+            self.emit(f"g{a} = {self.pop1()}")
+        elif op is Op.POP:
+            self.pop1()
+        elif op in _ARITH or op is Op.NEG or op is Op.DIV:
+            self.integer(op)
+        elif op in _FLOAT and op is not Op.FDIV:
+            # pure and cannot fail: kept as an expression, evaluated where it is used
+            left, right = self.pop(2)
+            stack.append(f"({left} {_FLOAT[op]} {right})")
+        elif op is Op.FDIV:
+            left, right = self.pop(2)
+            t = self.temp()
+            self.emit(f"{t} = {left} / {right}")
+            stack.append(t)
+        elif op is Op.FNEG:
+            stack.append(f"(-{self.pop1()})")
+        elif op is Op.CONCAT:
+            left, right = self.pop(2)
+            t = self.temp()
+            self.emit(f"{t} = {left} + {right}")
+            self.charge(COST["string"], 1, f"len({t})")
+            stack.append(t)
+        elif op in _COMPARE:
+            left, right = self.pop(2)
+            stack.append(f"({left} {_COMPARE[op]} {right})")
+        elif op is Op.EQ or op is Op.NE:
+            left, right = self.pop(2)
+            t = self.temp()
+            negate = "not " if op is Op.NE else ""
+            self.emit(f"{t} = {negate}_eq({left}, {right})")
+            stack.append(t)
+        elif op is Op.MAKE_RECORD:
+            labels = self.labels(a)
+            values = self.pop(len(labels))
+            t = self.temp()
+            items = ", ".join(f"{label!r}: {v}" for label, v in zip(labels, values, strict=True))
+            self.emit(f"{t} = {{{items}}}")
+            self.charge(COST["record"] + COST["field"] * len(labels))
+            stack.append(t)
+        elif op is Op.EXTEND:
+            labels = self.labels(a)
+            values = self.pop(len(labels))
+            base = self.pop1()
+            t = self.temp()
+            items = "".join(f", {label!r}: {v}" for label, v in zip(labels, values, strict=True))
+            self.emit(f"{t} = {{**{base}{items}}}")
+            self.charge(COST["record"], COST["field"], f"len({t})")
+            stack.append(t)
+        elif op is Op.GET_FIELD:
+            label = self.const_arg(a)
+            if not isinstance(label, str):
+                raise _fail("GET_FIELD needs a string constant")
+            t = self.temp()
+            self.emit(f"{t} = {self.pop1()}[{label!r}]")
+            stack.append(t)
+        elif op is Op.MAKE_VARIANT:
+            tag = self.const_arg(a)
+            if not isinstance(tag, str):
+                raise _fail("MAKE_VARIANT needs a string tag")
+            if b == 0:
+                name = f"_nv{a}"
+                self.tr.constants[name] = ("variant", tag)
+                stack.append(name)
+            else:
+                values = self.pop(b)
+                t = self.temp()
+                self.emit(f"{t} = _V({tag!r}, ({', '.join(values)},))")
+                self.charge(COST["variant"] + COST["slot"] * b)
+                stack.append(t)
+        elif op is Op.MAKE_ARRAY:
+            values = self.pop(a)
+            t = self.temp()
+            self.emit(f"{t} = [{', '.join(values)}]")
+            self.charge(COST["array"] + COST["slot"] * a)
+            stack.append(t)
+        elif op is Op.ARRAY_GET:
+            array, index = self.pop(2)
+            t = self.temp()
+            if index.isdigit():
+                self.emit(f"{t} = {array}[{index}]")
+            else:
+                self.emit(f"{t} = {array}[{index}] if {index} >= 0 else _oob()")
+            stack.append(t)
+        elif op is Op.ARRAY_SET:
+            array, index, value = self.pop(3)
+            if not index.isdigit():
+                self.emit(f"if {index} < 0: _oob()")
+            self.emit(f"if _M.journal is not None: _jr({array}, {index})")
+            self.emit(f"{array}[{index}] = {value}")
+            stack.append("None")
+        elif op is Op.MAKE_REF:
+            t = self.temp()
+            self.emit(f"{t} = _Ref({self.pop1()})")
+            self.charge(COST["ref"])
+            stack.append(t)
+        elif op is Op.DEREF:
+            t = self.temp()
+            self.emit(f"{t} = {self.pop1()}.value")
+            stack.append(t)
+        elif op is Op.SET_REF:
+            ref, value = self.pop(2)
+            self.emit(f"if _M.journal is not None: _jref({ref})")
+            self.emit(f"{ref}.value = {value}")
+            stack.append("None")
+        elif op is Op.MAKE_CLOSURE:
+            stack.append(self.closures([(a, None)]))
+        elif op is Op.MAKE_REC:
+            group = self.group(a)
+            self.closures(group)
+        elif op is Op.MAKE_REC_GLOBAL:
+            if self.index != 0:
+                raise _fail("MAKE_REC_GLOBAL outside the top level")
+            group = self.group(a)
+            for _, slot in group:
+                if not 0 <= slot < len(self.tr.module.global_names):
+                    raise _fail("global slot out of range")
+            self.closures(group, global_targets=True)
+        elif op in (Op.CALL, Op.CALL_RAW):
+            args = self.pop(a)
+            fn = self.pop1()
+            t = self.temp()
+            if self.steps_local:
+                self.emit("_M.steps = _sc")
+            self.emit(f"{t} = {fn}({', '.join(args)})")
+            if op is Op.CALL:
+                self.emit(f"while type({t}) is _TC: {t} = {t}.fn(*{t}.args)")
+            if self.steps_local:
+                self.emit("_sc = _M.steps")
+            stack.append(t)
+        elif op is Op.TAIL_CALL:
+            args = self.pop(a)
+            fn = self.pop1()
+            self.emit(f"return _TC({fn}, ({''.join(arg + ', ' for arg in args)}))")
+            self.terminated = True
+        elif op is Op.SELF_TAIL_CALL:
+            if not self.code.self_loop or a != self.code.arity or any(
+                    block.kind == "loop" for block in self.blocks):
+                raise _fail("SELF_TAIL_CALL outside a self-looping function")
+            args = self.pop(a)
+            if args:
+                params = ", ".join(self.tr.local(self.index, s) for s in range(a))
+                self.emit(f"{params} = {', '.join(args)}")
+            self.emit("continue")
+            self.terminated = True
+        elif op is Op.RETURN:
+            self.emit(f"return {self.pop1()}")
+            self.terminated = True
+        elif op is Op.IF:
+            self.emit(f"if {self.pop1()}:")
+            self.blocks.append(_Block("if", len(stack), self.indent))
+            self.indent += 1
+        elif op is Op.MATCH_ARM:
+            self.match_arm(a)
+        elif op is Op.ELSE:
+            self.else_()
+        elif op is Op.END:
+            self.end()
+        elif op is Op.MATCH_FAIL:
+            self.emit("_nomatch()")
+            self.terminated = True
+        elif op is Op.LOOP:
+            block = _Block("loop", len(stack), self.indent)
+            if not self.steps_local:
+                # outermost loop of the frame: count steps in the local `_sc`
+                self.emit("_sc = _M.steps")
+                self.emit("try:")
+                self.indent += 1
+                block.chained = True  # this loop owns the local counter
+                self.steps_local = True
+            self.emit("while True:")
+            block.indent = self.indent
+            self.blocks.append(block)
+            self.indent += 1
+            self.loop_depth += 1
+        elif op is Op.LOOP_TEST:
+            if not self.blocks or self.blocks[-1].kind != "loop" or self.blocks[-1].has_else:
+                raise _fail("LOOP_TEST outside a loop, or twice in one")
+            self.blocks[-1].has_else = True  # a loop block records its (single) test here
+            self.emit(f"if not {self.pop1()}: break")
+            self.emit("_sc -= 1")
+            self.emit("if _sc < 0: _sc = _M.spend(_sc)")
+        elif op is Op.END_LOOP:
+            if not self.blocks or self.blocks[-1].kind != "loop":
+                raise _fail("END_LOOP without LOOP")
+            block = self.blocks.pop()
+            if len(stack) != block.depth:
+                raise _fail("loop body leaves values on the stack")
+            if not block.has_else:
+                raise _fail("loop without LOOP_TEST (it could never stop or count steps)")
+            self.indent = block.indent
+            if block.chained:
+                self.emit("finally:", block.indent - 1)
+                # on an exception from a call the callee's (lower) count must win
+                self.emit("if _sc < _M.steps: _M.steps = _sc", block.indent)
+                self.indent = block.indent - 1
+                self.steps_local = False
+            self.loop_depth -= 1
+            stack.append("None")
+        elif op is Op.MODULE_NEW:
+            name = self.const_arg(a)
+            if not isinstance(name, str):
+                raise _fail("MODULE_NEW needs a string name")
+            t = self.temp()
+            self.emit(f"{t} = _Module({name!r})")
+            stack.append(t)
+        elif op is Op.MODULE_FILL:
+            fill = self.const_arg(a)
+            n_globals = len(self.tr.module.global_names)
+            if not isinstance(fill, tuple) or not all(
+                    isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                    and type(item[1]) is int and 0 <= item[1] < n_globals for item in fill):
+                raise _fail("bad MODULE_FILL constant")
+            module = self.pop1()
+            items = ", ".join(f"{name!r}: g{slot}" for name, slot in fill)
+            self.emit(f"{module}.update({{{items}}})")
+        else:  # pragma: no cover - Op() already rejected unknown opcodes
+            raise _fail(f"unexpected opcode {op!r}")
+
+    # ------------------------------------------------------------------ arithmetic
+
+    def integer(self, op: Op) -> None:
+        t = self.temp()
+        if op is Op.NEG:
+            self.emit(f"{t} = -{self.pop1()}")
+        elif op is Op.DIV:
+            left, right = self.pop(2)
+            divisor = _int_literal(right)
+            if divisor is not None and divisor > 0:
+                # truncation toward zero; |result| <= |left|, so no range check
+                self.emit(f"{t} = {left} // {right} if {left} >= 0 else -(-{left} // {right})")
+                self.stack.append(t)
+                return
+            self.emit(f"{t} = {left} // {right} if ({left} ^ {right}) >= 0 "
+                      f"else -(-{left} // {right})")
+        else:
+            left, right = self.pop(2)
+            self.emit(f"{t} = {left} {_ARITH[op]} {right}")
+            # with a constant operand the result can leave the range on one side only
+            constant = _int_literal(right)
+            if op is Op.ADD and constant is None:
+                constant = _int_literal(left)
+            if op is not Op.MUL and constant is not None and -_SMALL <= constant <= _SMALL:
+                upward = (constant >= 0) == (op is Op.ADD)
+                self.emit((_ABOVE if upward else _BELOW).format(t=t))
+                self.stack.append(t)
+                return
+        self.emit(_RANGE.format(t=t))
+        self.stack.append(t)
+
+    # ------------------------------------------------------------------ closures
+
+    def group(self, k: int) -> list[tuple[int, int | None]]:
+        value = self.const_arg(k)
+        if not isinstance(value, tuple) or not value:
+            raise _fail("bad closure group")
+        group = []
+        for item in value:
+            if (not isinstance(item, tuple) or len(item) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in item)):
+                raise _fail("bad closure group entry")
+            group.append((item[0], item[1]))
+        return group
+
+    def closures(self, group: list[tuple[int, int | None]], global_targets: bool = False) -> str:
+        """Define the closures of ``group`` (code index, target slot or None)."""
+        codes = self.tr.module.codes
+        for code_index, _ in group:
+            if not 0 < code_index < len(codes) or codes[code_index].parent != self.index:
+                raise _fail(f"code {code_index} is not a child of code {self.index}")
+        targets = []
+        for code_index, slot in group:
+            if slot is None:
+                targets.append(f"_c{code_index}")
+            elif global_targets:
+                targets.append(f"g{slot}")
+                self.tr.globals_stored.add(slot)
+            else:
+                targets.append(self.tr.local(self.index, slot))
+        group_slots = {slot for _, slot in group if slot is not None and not global_targets}
+        snapshot: list[str] = []
+        if self.loop_depth:
+            for code_index, _ in group:
+                for kind, source in codes[code_index].captures:
+                    if kind == LOCAL and source not in group_slots:
+                        name = self.tr.local(self.index, source)
+                        if name not in snapshot:
+                            snapshot.append(name)
+                    elif kind not in (LOCAL, FREE):
+                        raise _fail("bad capture kind")
+        indent = self.indent
+        if snapshot or (self.loop_depth and group_slots):
+            factory = f"_mk{group[0][0]}"
+            self.emit(f"def {factory}({', '.join(snapshot)}):")
+            indent += 1
+        else:
+            factory = None
+        for code_index, _ in group:
+            self.tr.code(code_index, indent, self.loop_depth > 0)
+        saved_pc_indent = self.indent
+        self.indent = indent
+        for (code_index, _), target in zip(group, targets, strict=True):
+            if target != f"_c{code_index}":
+                self.emit(f"{target} = _c{code_index}")
+            self.charge(COST["closure"])
+        self.indent = saved_pc_indent
+        if factory is not None:
+            self.emit(f"return ({''.join(t + ', ' for t in targets)})", indent)
+            unpack = "".join(t + ", " for t in targets)
+            if global_targets or group[0][1] is not None:
+                self.emit(f"{unpack}= {factory}({', '.join(snapshot)})")
+                return ""
+            t = self.temp()
+            self.emit(f"{t}, = {factory}({', '.join(snapshot)})")
+            return t
+        if global_targets or group[0][1] is not None:
+            return ""
+        t = self.temp()
+        self.emit(f"{t} = _c{group[0][0]}")
+        return t
+
+    # ------------------------------------------------------------------ blocks
+
+    def match_arm(self, k: int) -> None:
+        value = self.const_arg(k)
+        if not isinstance(value, tuple) or len(value) != 2 or not isinstance(value[0], int):
+            raise _fail("bad MATCH_ARM constant")
+        subject = self.tr.local(self.index, value[0])
+        conditions: list[str] = []
+        bindings: list[str] = []
+        self.pattern(subject, value[1], conditions, bindings, 0)
+        test = " and ".join(conditions) or "True"
+        parent = self.blocks[-1] if self.blocks else None
+        if parent is not None and parent.chain_pending:
+            parent.chain_pending = False
+            self.emit(f"elif {test}:", parent.indent)
+            block = _Block("arm", len(self.stack), parent.indent, parent.root, chained=True)
+        else:
+            self.emit(f"if {test}:")
+            block = _Block("arm", len(self.stack), self.indent)
+        self.blocks.append(block)
+        self.indent = block.indent + 1
+        for binding in bindings:
+            self.emit(binding)
+
+    def pattern(self, path: str, pattern: Any, conditions: list[str], bindings: list[str],
+                depth: int) -> None:
+        if depth > 200 or not isinstance(pattern, tuple) or not pattern:
+            raise _fail("bad pattern")
+        kind = pattern[0]
+        if kind == "_" and len(pattern) == 1:
+            return
+        if kind == "var" and len(pattern) == 2 and isinstance(pattern[1], int):
+            bindings.append(f"{self.tr.local(self.index, pattern[1])} = {path}")
+        elif kind == "unit" and len(pattern) == 1:
+            conditions.append(f"{path} is None")
+        elif kind == "lit" and len(pattern) == 2:
+            value = pattern[1]
+            if isinstance(value, bool):
+                conditions.append(f"{path} is {value}")
+            elif isinstance(value, (int, str)) or (isinstance(value, float)
+                                                    and math.isfinite(value)):
+                conditions.append(f"{path} == {value!r}")
+            elif isinstance(value, float):
+                name = f"_lit{len(self.tr.constants)}"
+                self.tr.constants[name] = value
+                conditions.append(f"{path} == {name}")
+            else:
+                raise _fail("bad literal pattern")
+        elif kind == "variant" and len(pattern) == 3 and isinstance(pattern[1], str) \
+                and isinstance(pattern[2], tuple):
+            args = pattern[2]
+            conditions.append(f"{path}.tag == {pattern[1]!r}")
+            conditions.append(f"len({path}.args) == {len(args)}" if args else f"not {path}.args")
+            for i, sub in enumerate(args):
+                self.pattern(f"{path}.args[{i}]", sub, conditions, bindings, depth + 1)
+        elif kind == "record" and len(pattern) == 3 and isinstance(pattern[1], tuple):
+            fields = pattern[1]
+            conditions.append(f"type({path}) is _dict")
+            for field in fields:
+                if not isinstance(field, tuple) or len(field) != 2 or not isinstance(field[0], str):
+                    raise _fail("bad record pattern")
+                conditions.append(f"{field[0]!r} in {path}")
+            if not pattern[2]:
+                conditions.append(f"len({path}) == {len(fields)}")
+            for label, sub in fields:
+                self.pattern(f"{path}[{label!r}]", sub, conditions, bindings, depth + 1)
+        else:
+            raise _fail(f"bad pattern {kind!r}")
+
+    def close_branch(self, block: _Block) -> None:
+        if self.terminated:
+            if len(self.stack) != block.depth:
+                raise _fail("a returning branch leaves values on the stack")
+            return
+        value = self.pop1()
+        if len(self.stack) != block.depth:
+            raise _fail("branches leave different stack depths")
+        root = block.root
+        if root.result is None:
+            root.result = self.temp()
+        if value != root.result:
+            self.emit(f"{root.result} = {value}")
+        block.fell = True
+        root.fell = True
+
+    def else_(self) -> None:
+        if not self.blocks or self.blocks[-1].kind == "loop" or self.blocks[-1].has_else:
+            raise _fail("ELSE without IF")
+        block = self.blocks[-1]
+        self.close_branch(block)
+        block.has_else = True
+        self.terminated = False
+        following = self.code.instructions[self.pc + 1][0] if self.pc + 1 < len(
+            self.code.instructions) else None
+        if following == Op.MATCH_ARM:
+            block.chain_pending = True
+            self.indent = block.indent
+        else:
+            self.emit("else:", block.indent)
+            self.indent = block.indent + 1
+
+    def end(self) -> None:
+        if not self.blocks or self.blocks[-1].kind == "loop":
+            raise _fail("END without IF")
+        block = self.blocks.pop()
+        if not block.has_else:
+            raise _fail("IF block without ELSE")
+        self.close_branch(block)
+        self.indent = block.indent
+        if block.fell:
+            self.terminated = False
+            assert block.root.result is not None
+            self.stack.append(block.root.result)
+        else:
+            self.terminated = True
+
+
+def translate(module: CompiledModule) -> Translation:
+    """The Python source of ``module`` (raises ``BytecodeFormatError`` on malformed bytecode)."""
+    if not module.codes:
+        raise _fail("no code objects")
+    translator = _Translator(module)
+    try:
+        translation = translator.translate()
+    except (TypeError, ValueError, IndexError, KeyError, RecursionError) as error:
+        raise _fail(f"malformed bytecode ({type(error).__name__}: {error})") from None
+    missing = set(range(len(module.codes))) - translator.translated
+    if missing:
+        raise _fail(f"code objects never created: {sorted(missing)[:5]}")
+    return translation

@@ -1,0 +1,43 @@
+"""Runs the data-driven standard-library cases in tests/chatml/testdata/stdlib.
+
+Each file is a ChatML program compiled with the core surface and run through
+the real pipeline (parser, typechecker, compiler, VM, this standard library);
+its output must be exactly its ``(*> *)`` markers and its diagnostics (the
+runtime error, if any) exactly its ``(*! *)`` markers (syntax:
+``tests/chatml/harness.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chatml.limits import Limits
+from tests.chatml.harness import TESTDATA, Outcome, case_files, check, parse_expectations
+from tests.chatml.vm_support import run_source
+
+CASES = case_files("stdlib")
+
+
+def test_every_stdlib_module_has_cases() -> None:
+    names = {path.stem.split("_")[0] for path in CASES}
+    assert {"globals", "string", "array", "option", "hashtbl", "json", "task"} <= names
+
+
+def _limits(options: dict[str, str]) -> Limits:
+    defaults = Limits()
+    return Limits(
+        max_steps=int(options.get("max-steps", defaults.max_steps or 0)),
+        max_memory=int(options.get("max-memory", defaults.max_memory or 0)),
+        max_depth=int(options.get("max-depth", defaults.max_depth)),
+    )
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: str(p.relative_to(TESTDATA)))
+def test_stdlib_case(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    expectations = parse_expectations(text)
+    outcome = run_source(text, path.name, limits=_limits(dict(expectations.options)))
+    problems = check(expectations, Outcome(tuple(outcome.diagnostics), stdout=outcome.stdout))
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
