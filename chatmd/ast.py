@@ -4,7 +4,8 @@ This is the parser's output and the input of import expansion and declaration
 lowering. It records the document exactly as written (attributes in order,
 duplicates kept, text verbatim); it gives no meaning to any element.
 Spans do not take part in equality, so two trees parsed from differently laid
-out sources compare by content alone.
+out sources compare by content alone. The classes are frozen and slotted, with
+the shared ``repr``/``==``/``hash`` of :mod:`common.records`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from collections.abc import Iterator
 
 import attrs
 
+from common.records import SharedMethods, frozen_record
 from common.sources import SourceFile, Span
 
 
-@attrs.frozen(slots=True)
-class Attribute:
+@frozen_record
+class Attribute(SharedMethods):
     """``name="value"`` (``value`` is None for a flag such as ``local``); entities decoded.
 
     Attributes carry no position: :func:`chatmd.lexer.attribute_spans` finds
@@ -28,16 +30,16 @@ class Attribute:
     value: str | None
 
 
-@attrs.frozen(slots=True)
-class Text:
+@frozen_record
+class Text(SharedMethods):
     """A run of literal text (RAW block contents included), merged across adjacent tokens."""
 
     text: str
     span: Span = attrs.field(eq=False, repr=False)
 
 
-@attrs.frozen(slots=True)
-class Element:
+@frozen_record
+class Element(SharedMethods):
     """A recognised ChatMD element.
 
     ``span`` covers the opening (or self-closing) tag; ``end_span`` the closing
@@ -90,8 +92,8 @@ class Element:
 Node = Element | Text
 
 
-@attrs.frozen(slots=True)
-class Document:
+@frozen_record
+class Document(SharedMethods):
     """A parsed file: its top-level nodes (blank top-level text already dropped)."""
 
     nodes: tuple[Node, ...]

@@ -14,7 +14,9 @@ standard output (``compile --format json`` prints it to standard error, since
 standard output carries the artefact).
 
 Heavy modules (cattrs for ``--emit ir``) are imported only by the command
-that needs them, so ``chatmdc check`` starts fast.
+that needs them, so ``chatmdc check`` starts fast. Run as a program (``argv``
+None), every command is a one-shot batch job and runs without the cyclic
+garbage collector (:func:`common.allocation.one_shot_process`).
 """
 
 from __future__ import annotations
@@ -22,14 +24,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.render import render_all_text, render_json
-from common.sources import SourceRegistry
+from common.argparsing import ArgumentParser
 
 if TYPE_CHECKING:
     from chatmd.frontend import CheckResult
+    from common.diagnostics import Diagnostic
+    from common.sources import SourceRegistry
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -57,6 +59,8 @@ def _summary(diagnostics: Sequence[Diagnostic], files: int) -> dict[str, int]:
 
 def _report(diagnostics: Sequence[Diagnostic], registry: SourceRegistry, files: int,
             output_format: str, *, json_to_stdout: bool) -> None:
+    from common.render import render_all_text, render_json
+
     if output_format == "json":
         stream = sys.stdout if json_to_stdout else sys.stderr
         stream.write(render_json(diagnostics, summary=_summary(diagnostics, files)) + "\n")
@@ -73,6 +77,7 @@ def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from chatmd.frontend import check_prompt
+    from common.sources import SourceRegistry
 
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
@@ -93,8 +98,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 #: A function may instead raise :class:`EmitUnavailable` (exit status 2).
 #: An emitter returns the text, or the text and warnings found while building it; it
 #: raises :class:`~common.diagnostics.DiagnosticError` when errors prevent the artefact.
-Emitted = str | tuple[str, Sequence[Diagnostic]]
-Emitter = Callable[["CheckResult", argparse.Namespace], Emitted]
+Emitted: TypeAlias = "str | tuple[str, Sequence[Diagnostic]]"
+Emitter: TypeAlias = Callable[["CheckResult", argparse.Namespace], Emitted]
 
 
 class EmitUnavailable(Exception):
@@ -116,6 +121,7 @@ def _emit_request(result: CheckResult, args: argparse.Namespace) -> Emitted:
     from chatmd.declarations.shell import ShellDefinitions
     from chatmd.request import compile_request
     from chatmd.request_context import ConversionContext
+    from common.diagnostics import DiagnosticError
 
     assert result.prompt is not None
     context = ConversionContext.local(result.prompt.prompt_dir, allow_network=args.allow_network,
@@ -143,6 +149,7 @@ EMITTERS: dict[str, Emitter] = {
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from chatmd.frontend import check_prompt
+    from common.diagnostics import DiagnosticError
 
     result = check_prompt(args.path, confine=args.confine)
     diagnostics = list(result.diagnostics)
@@ -178,7 +185,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chatmdc", description="Check and compile ChatMD prompts.")
+    parser = ArgumentParser(prog="chatmdc", description="Check and compile ChatMD prompts.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="report every diagnostic in one or more prompts")
@@ -214,6 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        from common.allocation import one_shot_process
+
+        one_shot_process()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

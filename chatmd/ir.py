@@ -43,6 +43,7 @@ import attrs
 
 from chatmd.ast import Element
 from chatmd.provenance import Provenance
+from common.records import SharedMethods, frozen_record
 
 __all__ = [
     "ASSISTANT",
@@ -88,16 +89,10 @@ __all__ = [
 ]
 
 
-class _Repr:
-    """A shared ``__repr__`` (attrs would compile one per class: a third of the import cost)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{field.name}={getattr(self, field.name)!r}"
-                          for field in attrs.fields(type(self))  # type: ignore[misc, arg-type]
-                          if field.repr)
-        return f"{type(self).__name__}({shown})"
+#: Every IR class is frozen and slotted, with the ``repr``, ``==`` and ``hash`` of
+#: :class:`common.records.SharedMethods` (attrs would compile them per class: most of
+#: this module's import time). ``==`` compares the fields declared with ``eq`` (see above).
+_ir_class = frozen_record
 
 
 def _provenance_field() -> Provenance | None:
@@ -105,8 +100,8 @@ def _provenance_field() -> Provenance | None:
     return attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen(repr=False)
-class Location(_Repr):
+@_ir_class
+class Location(SharedMethods):
     """Where something is written: display file name, 1-based line and column.
 
     Used for content helpers and read roots, which sit inside a top-level
@@ -122,15 +117,15 @@ class Location(_Repr):
 # --------------------------------------------------------------------------- content
 
 
-@attrs.frozen(repr=False)
-class TextItem(_Repr):
+@_ir_class
+class TextItem(SharedMethods):
     """A run of message text, verbatim (RAW contents included, no entity decoding)."""
 
     text: str
 
 
-@attrs.frozen(repr=False)
-class ImageItem(_Repr):
+@_ir_class
+class ImageItem(SharedMethods):
     """``<img src=... [local]/>``: ``url`` is ``src`` ('' when absent); not fetched yet."""
 
     url: str
@@ -138,8 +133,8 @@ class ImageItem(_Repr):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen(repr=False)
-class DocItem(_Repr):
+@_ir_class
+class DocItem(SharedMethods):
     """``<doc src=... [local] [strip] [markdown]/>``: flags are presence tests; not fetched yet."""
 
     url: str
@@ -149,8 +144,8 @@ class DocItem(_Repr):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen(repr=False)
-class AgentItem(_Repr):
+@_ir_class
+class AgentItem(SharedMethods):
     """``<agent src=... [local]>children</agent>``: a nested prompt run, with its input items.
 
     ``url`` is the *first* ``src`` attribute (reference behaviour).
@@ -180,8 +175,8 @@ TOOL_RESPONSE = "tool_response"
 MESSAGE_KINDS = (MSG, USER, ASSISTANT, SYSTEM, DEVELOPER, TOOL_CALL, TOOL_RESPONSE)
 
 
-@attrs.frozen(repr=False)
-class ToolCallRef(_Repr):
+@_ir_class
+class ToolCallRef(SharedMethods):
     """The call a ``<tool_call>`` (or legacy ``<msg role="tool" tool_call>``) records.
 
     ``arguments`` is the content when it is a string, else ``''``: a list
@@ -194,8 +189,8 @@ class ToolCallRef(_Repr):
     arguments: str
 
 
-@attrs.frozen(repr=False)
-class Message(_Repr):
+@_ir_class
+class Message(SharedMethods):
     """Any message-like element: ``msg``, the four shorthands, ``tool_call``, ``tool_response``.
 
     ``kind`` is the tag (one of :data:`MESSAGE_KINDS`). ``role`` is the role the
@@ -225,16 +220,16 @@ class Message(_Repr):
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class SummaryPart(_Repr):
+@_ir_class
+class SummaryPart(SharedMethods):
     """One reasoning summary entry: stripped text and its ``type`` (default ``summary_text``)."""
 
     text: str
     type: str = "summary_text"
 
 
-@attrs.frozen(repr=False)
-class Reasoning(_Repr):
+@_ir_class
+class Reasoning(SharedMethods):
     """``<reasoning id=... [status]>``: summaries from ``<summary>`` children and bare text."""
 
     id: str
@@ -251,8 +246,8 @@ ConversationItem: TypeAlias = Message | Reasoning
 # --------------------------------------------------------------------------- config
 
 
-@attrs.frozen(repr=False)
-class Config(_Repr):
+@_ir_class
+class Config(SharedMethods):
     """The effective ``<config/>`` (the first in expanded document order).
 
     Absent → every field unset and ``show_tool_call`` false, ``provenance`` None.
@@ -272,8 +267,8 @@ class Config(_Repr):
 # --------------------------------------------------------------------------- tools
 
 
-@attrs.frozen(repr=False)
-class PathExpr(_Repr):
+@_ir_class
+class PathExpr(SharedMethods):
     """A parsed path expression (spec §4.8): ``${base}/rest`` or an absolute path.
 
     ``base`` is a variable name (``workspace source_dir prompt_dir tool_dir
@@ -291,8 +286,8 @@ class PathExpr(_Repr):
         return f"${{{self.base}}}/{self.rest}" if self.rest else f"${{{self.base}}}"
 
 
-@attrs.frozen(repr=False)
-class ReadRoot(_Repr):
+@_ir_class
+class ReadRoot(SharedMethods):
     """One ``<read id path [description]/>`` root of a read_file tool (id and description stripped)."""
 
     id: str
@@ -301,8 +296,8 @@ class ReadRoot(_Repr):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen(repr=False)
-class ReadFileTool(_Repr):
+@_ir_class
+class ReadFileTool(SharedMethods):
     """``<tool name="read_file|get_contents" [description]>`` with its roots.
 
     With no ``<read>`` children there is one default root
@@ -316,16 +311,16 @@ class ReadFileTool(_Repr):
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class BuiltinTool(_Repr):
+@_ir_class
+class BuiltinTool(SharedMethods):
     """``<tool name="..."/>`` naming a built-in; validated at tool construction."""
 
     name: str
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class CustomTool(_Repr):
+@_ir_class
+class CustomTool(SharedMethods):
     """The compact command form ``<tool name command [description]/>`` (legacy custom tool).
 
     ``command`` and ``description`` are stripped; the shell runtime compiler
@@ -338,8 +333,8 @@ class CustomTool(_Repr):
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class AgentTool(_Repr):
+@_ir_class
+class AgentTool(SharedMethods):
     """``<tool name agent [local] [description]/>``: a prompt run as a tool (fields stripped)."""
 
     name: str
@@ -349,8 +344,8 @@ class AgentTool(_Repr):
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class McpTool(_Repr):
+@_ir_class
+class McpTool(SharedMethods):
     """``<tool mcp_server [name|include|includes] [strict] ...>``: tools of an MCP server.
 
     ``names`` is ``(name,)`` when ``name`` is set, else the comma-split,
@@ -367,8 +362,8 @@ class McpTool(_Repr):
     provenance: Provenance | None = _provenance_field()
 
 
-@attrs.frozen(repr=False)
-class ShellTool(_Repr):
+@_ir_class
+class ShellTool(SharedMethods):
     """A long-form shell tool (``type="shell"`` or a ``runtime`` attribute), not yet validated.
 
     ``runtime`` is the ``runtime`` reference qualified by the import namespace
@@ -391,8 +386,8 @@ Tool: TypeAlias = ReadFileTool | BuiltinTool | CustomTool | AgentTool | McpTool 
 # --------------------------------------------------------------------------- runtimes
 
 
-@attrs.frozen(repr=False)
-class ShellRuntime(_Repr):
+@_ir_class
+class ShellRuntime(SharedMethods):
     """A ``<shell_access>`` runtime declaration, not yet validated.
 
     ``id`` and ``extends`` are qualified by the import namespace; ``element`` is
@@ -408,8 +403,8 @@ class ShellRuntime(_Repr):
     compiled: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@attrs.frozen(repr=False)
-class ModeratorRuntime(_Repr):
+@_ir_class
+class ModeratorRuntime(SharedMethods):
     """``<moderator_runtime shell_runtime=REF/>``: ``shell_runtime`` as written, ``qualified`` per §3.5."""
 
     shell_runtime: str
@@ -431,8 +426,8 @@ SCRIPT_KINDS = (
 )
 
 
-@attrs.frozen(repr=False)
-class ScriptLimits(_Repr):
+@_ir_class
+class ScriptLimits(SharedMethods):
     """Execution limits of a script (spec §4.9; defaults in brackets there).
 
     ``wall_time`` is in seconds; ``max_value``/``max_output`` in bytes.
@@ -447,8 +442,8 @@ class ScriptLimits(_Repr):
     max_depth: int = 32
 
 
-@attrs.frozen(repr=False)
-class InlineSource(_Repr):
+@_ir_class
+class InlineSource(SharedMethods):
     """A script written inside its ``<script>`` element.
 
     ``file``/``line``/``column`` say where the first character of ``text`` sits
@@ -464,8 +459,8 @@ class InlineSource(_Repr):
     column: int = attrs.field(default=1, eq=False)
 
 
-@attrs.frozen(repr=False)
-class SrcSource(_Repr):
+@_ir_class
+class SrcSource(SharedMethods):
     """A script loaded from ``src`` (relative to the declaring file's folder).
 
     ``src`` is the attribute as written, ``path`` the absolute file read,
@@ -482,8 +477,8 @@ class SrcSource(_Repr):
 ScriptSource: TypeAlias = InlineSource | SrcSource
 
 
-@attrs.frozen(repr=False)
-class Script(_Repr):
+@_ir_class
+class Script(SharedMethods):
     """A host-managed ChatML ``<script>`` (never sent to the model).
 
     ``id`` is defaulted (``main`` for a moderator) and namespace-qualified.
@@ -502,8 +497,8 @@ class Script(_Repr):
 # --------------------------------------------------------------------------- prompt
 
 
-@attrs.frozen(repr=False)
-class Prompt(_Repr):
+@_ir_class
+class Prompt(SharedMethods):
     """A whole prompt: declarations and the conversation, all imports expanded.
 
     ``name`` is the root's display name (``<prompt>`` when it has none) and

@@ -10,11 +10,25 @@ refused outright (seed §9, "pinning").
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
+from collections.abc import Callable
+from typing import Any
 
 BOM = "\ufeff"
+
+#: CPython's builtin SHA-256 (``_sha256`` up to 3.11, ``_sha2`` since 3.12), for small texts:
+#: ``hashlib`` would first load OpenSSL, which costs ``chatmdc check`` more start-up time
+#: than hashing a prompt takes. Large texts go to OpenSSL's faster implementation.
+_builtin_sha256: Callable[[bytes], Any] | None
+try:
+    from _sha256 import sha256 as _builtin_sha256
+except ImportError:  # pragma: no cover - Python 3.12+
+    try:
+        from _sha2 import sha256 as _builtin_sha256  # type: ignore[no-redef]
+    except ImportError:
+        _builtin_sha256 = None
+_SMALL_TEXT = 256 * 1024  # bytes: where OpenSSL's start-up and speed break even
 
 
 def strip_bom(text: str) -> str:
@@ -24,7 +38,12 @@ def strip_bom(text: str) -> str:
 
 def sha256_hex(text: str) -> str:
     """Lower-hex SHA-256 of ``text`` encoded as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    data = text.encode("utf-8", "surrogatepass")
+    if _builtin_sha256 is not None and len(data) <= _SMALL_TEXT:
+        return str(_builtin_sha256(data).hexdigest())
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def resolve(reference: str, directory: str) -> str:

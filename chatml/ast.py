@@ -24,24 +24,23 @@ from collections.abc import Iterator
 
 import attrs
 
+from common.records import SharedMethods, frozen_record
 from common.sources import Span
 
 TASK_UNIT_PARAM = "__chatml_task_unit"
 
 
-class _Base:
-    """Shared by every node: one generic ``repr`` instead of one generated per class
-    (generating methods is most of this module's import time)."""
+class _Base(SharedMethods):
+    """Shared by every node: one generic ``repr``, ``==`` and ``hash`` instead of ones
+    generated per class (generating methods is most of this module's import time, and
+    so of ``chatml check``'s start-up); see :mod:`common.records`. ``==`` compares
+    the fields declared with ``eq`` (all but the positions)."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}"
-                          for f in self.__attrs_attrs__ if f.repr)  # type: ignore[attr-defined]
-        return f"{type(self).__name__}({shown})"
 
-
-_node = attrs.frozen(slots=True, repr=False)
+#: Frozen and slotted; ``repr``, ``==`` and ``hash`` come from :class:`_Base`.
+_node = frozen_record
 
 
 def _span() -> Span:
@@ -562,6 +561,7 @@ NODE_CLASSES: tuple[type, ...] = (
     LetStmt, LetRecStmt, TypeStmt, ModuleStmt, OpenStmt, ExprStmt, Program,
 )
 _NODE_SET = frozenset(NODE_CLASSES)
+#: Per node class, the fields that take part in equality: every field but the positions.
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in attrs.fields(cls) if f.eq) for cls in NODE_CLASSES
 }

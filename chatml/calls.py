@@ -233,10 +233,7 @@ def charge_memory(nbytes: int) -> None:
 
 def charge_steps(steps: int) -> None:
     """Charge ``steps`` against the run's step budget."""
-    meter = METER
-    meter.steps -= steps
-    if meter.steps < 0:
-        meter.out_of_steps()
+    METER.take(steps)
 
 
 def emit_output(text: str) -> None:

@@ -3,7 +3,12 @@
 Subcommands register themselves: this module defines ``check`` and asks each
 module of :data:`SUBCOMMAND_MODULES` to ``register(subparsers)``; a
 subcommand sets ``handler`` (``args -> exit status``) with ``set_defaults``.
-Adding a subcommand is one line in :data:`SUBCOMMAND_MODULES`.
+Adding a subcommand is one line in :data:`SUBCOMMAND_MODULES`. A run imports
+only the module of the subcommand it names (``check`` imports none of them:
+the REPL's and the runner's imports would be a large share of its start-up);
+``--help`` and an unknown command import them all, so every subcommand is listed.
+Run as a program (``argv`` None), ``check`` is a one-shot batch job and runs
+without the cyclic garbage collector (:func:`common.allocation.one_shot_process`).
 
 ``chatml check [--format text|json] [--surface NAME] FILE`` parses and
 typechecks FILE against a builtin surface (default ``core``) and prints
@@ -23,15 +28,17 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from common.argparsing import ArgumentParser
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
-#: Modules that add subcommands through ``register(subparsers)``.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "chatml.cli_run",  # run, compile, dis
-    "chatml.repl",  # repl
-)
+#: Modules that add subcommands through ``register(subparsers)``, with the subcommands each adds.
+SUBCOMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "chatml.cli_run": ("run", "compile", "dis"),
+    "chatml.repl": ("repl",),
+}
 
 #: Surface names ``--surface`` accepts (kept in step with chatml.surfaces.SURFACE_NAMES,
 #: which is not imported here so that ``--help`` stays cheap).
@@ -91,18 +98,32 @@ def _register_check(subparsers: Any) -> None:
     check.set_defaults(handler=check_command)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chatml",
-                                     description="The ChatML toolchain.")
+def _modules_for(command: str | None) -> list[str]:
+    """The subcommand modules to register for a command line whose first word is ``command``."""
+    if command == "check":
+        return []
+    owners = [module for module, commands in SUBCOMMAND_MODULES.items() if command in commands]
+    return owners or list(SUBCOMMAND_MODULES)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``command``, only what that subcommand needs is imported."""
+    parser = ArgumentParser(prog="chatml", description="The ChatML toolchain.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_check(subparsers)
-    for module_name in SUBCOMMAND_MODULES:
+    for module_name in _modules_for(command):
         importlib.import_module(module_name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = words[0] if words else None
+    if argv is None and command == "check":
+        from common.allocation import one_shot_process
+
+        one_shot_process()
+    parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse reports usage errors with status 2

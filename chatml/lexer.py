@@ -51,6 +51,12 @@ _MASTER = re.compile(
     r"|([^ \t\r\n])"  # 10: anything else
     r")"
 )
+#: Lowercase words that are not plain identifiers: word -> (token kind, token value).
+_SPECIAL_WORDS: dict[str, tuple[str, Any]] = {
+    **{word: (kind, word) for word, kind in KEYWORDS.items()},
+    **{word: ("BOOL", value) for word, value in BOOLEANS.items()},
+    "_": ("UNDERSCORE", "_"),
+}
 _COMMENT_DELIMITER = re.compile(r"\(\*|\*\)")
 _ESCAPE_OR_CR = re.compile(r"\\([\s\S])|\r\n?")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
@@ -182,9 +188,8 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
     """
     text = source.text
     finditer = _MASTER.finditer
-    keywords = KEYWORDS
+    special_words = _SPECIAL_WORDS
     symbols = SYMBOLS
-    booleans = BOOLEANS
     stream = TokenStream(source)
     kinds = stream.kinds
     values = stream.values
@@ -201,19 +206,17 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
         while True:
             for m in finditer(text, pos):
                 group = m.lastindex
-                start, end = m.span(group)
                 word = m[group]
+                end = m.end()  # every group ends the match: cheaper than m.span(group)
+                start = end - len(word)
                 if group == 1:
-                    kind = keywords.get(word)
-                    if kind is not None:
-                        add_kind(kind)
+                    special = special_words.get(word)
+                    if special is None:
+                        add_kind("LIDENT")
                         add_value(word)
-                    elif word in booleans:
-                        add_kind("BOOL")
-                        add_value(booleans[word])
                     else:
-                        add_kind("UNDERSCORE" if word == "_" else "LIDENT")
-                        add_value(word)
+                        add_kind(special[0])
+                        add_value(special[1])
                 elif group == 2:
                     kind = symbols[word]
                     if depth == 0 and (kind == "MINUS" or kind == "MINUSDOT") and \

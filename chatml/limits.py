@@ -28,6 +28,8 @@ handler inside the language must let them through (DECISIONS 4).
 
 from __future__ import annotations
 
+import itertools
+
 import attrs
 
 DEFAULT_MAX_STEPS = 200_000_000
@@ -86,29 +88,50 @@ class DepthLimitExceeded(LimitExceeded):
     code = "chatml.recursion_limit"
 
 
+_UNLIMITED_STEPS = 1 << 62
+"""Step budget that stands for "no limit" (refilled should it ever run out)."""
+
 _UNLIMITED = (1 << 30) - 1
-"""Budget value that stands for "no limit"; refilled when it runs out. Kept below 2**30 so
-the counters stay CPython single-digit ints (the fast path of the interpreter)."""
+"""Memory budget (in words) that stands for "no limit"; refilled when it runs out. Kept below
+2**30 so the counter stays a CPython single-digit int (the fast path of the interpreter)."""
 
 WORD = 8
 """The memory counter counts 8-byte words (so a 1 GB budget is still a small int)."""
 
+STEP_BATCH = 1024
+"""How many steps :meth:`Meter.refill` moves from the reserve into the tickets at a time."""
+
 
 class Meter:
-    """The counters compiled code decrements; one instance, :data:`METER`.
+    """The counters compiled code charges; one instance, :data:`METER`.
 
-    Compiled code reads and writes ``steps`` and ``memory`` directly (they are
-    *remaining* budgets); :meth:`out_of_steps` / :meth:`out_of_memory` are the
-    slow paths it calls when one goes negative. ``journal`` is the undo log of
-    a transactional run (``None`` otherwise) and ``sink`` receives printed
-    text. The run boundary (:mod:`chatml.vm.run`) saves and restores all of
-    them, so nested runs are independent.
+    **Steps** are a list of *tickets* plus a *reserve*: the remaining budget
+    is ``len(tickets) + reserve`` (the :attr:`steps` property). Compiled code
+    charges a step by popping a ticket -- ``tickets.pop()``, a single C call
+    that cannot allocate -- and calls :meth:`refill` when the list is empty;
+    ``refill`` takes the step from the reserve and moves the next batch of
+    :data:`STEP_BATCH` into the tickets, or stops the run with
+    ``step limit exceeded`` when nothing is left. Builtins charge through
+    :meth:`take`. The accounting is exact: a run fails at the first charge
+    that takes the remaining budget below zero, whatever the batching.
+    ``tickets`` is one list for the meter's whole life (compiled code binds
+    its ``pop``): it is cleared and extended, never replaced.
+
+    ``memory`` is a plain *remaining* budget (in words) that compiled code
+    decrements; :meth:`out_of_memory` is its slow path. ``journal`` is the
+    undo log of a transactional run (``None`` otherwise) and ``sink``
+    receives printed text. The run boundary (:mod:`chatml.vm.run`) saves and
+    restores all of them, so nested runs are independent.
     """
 
-    __slots__ = ("steps", "memory", "limits", "journal", "sink", "active", "owner")
+    __slots__ = ("tickets", "reserve", "batch", "memory", "limits", "journal", "sink", "active",
+                 "owner")
 
-    def __init__(self) -> None:
-        self.steps = _UNLIMITED
+    def __init__(self, batch: int = STEP_BATCH) -> None:
+        self.tickets: list[None] = []
+        self.reserve = _UNLIMITED_STEPS
+        self.batch = (None,) * (batch - 1)
+        """The tickets a refill adds (the batch less the step being charged)."""
         self.memory = _UNLIMITED
         self.limits = Limits.unlimited()
         self.journal: list[tuple[object, object, object]] | None = None
@@ -117,24 +140,55 @@ class Meter:
         self.owner = 0
         """``threading.get_ident()`` of the thread whose run is active."""
 
+    @property
+    def steps(self) -> int:
+        """The remaining step budget (setting it drops the tickets into the reserve)."""
+        return len(self.tickets) + self.reserve
+
+    @steps.setter
+    def steps(self, remaining: int) -> None:
+        self.tickets.clear()
+        self.reserve = remaining
+
     def reset(self, limits: Limits) -> None:
         self.limits = limits
-        self.steps = _UNLIMITED if limits.max_steps is None else limits.max_steps
+        self.steps = _UNLIMITED_STEPS if limits.max_steps is None else limits.max_steps
         self.memory = _UNLIMITED if limits.max_memory is None else limits.max_memory // WORD
 
+    def take(self, steps: int) -> None:
+        """Charge ``steps`` steps (builtins: :func:`chatml.calls.charge_steps`)."""
+        reserve = self.reserve - steps
+        if reserve < 0:  # use the tickets too before giving up
+            reserve += len(self.tickets)
+            self.tickets.clear()
+            if reserve < 0:
+                self.reserve = reserve
+                self.out_of_steps()
+                return
+        self.reserve = reserve
+
+    def refill(self) -> None:
+        """Charge one step when the tickets have run out (compiled code's slow path)."""
+        reserve = self.reserve
+        if reserve < 1:
+            self.reserve = reserve - 1
+            self.out_of_steps()
+            return
+        batch = self.batch
+        if reserve > len(batch):
+            self.reserve = reserve - len(batch) - 1
+            self.tickets.extend(batch)
+        else:
+            self.reserve = 0
+            self.tickets.extend(itertools.repeat(None, reserve - 1))
+
     def out_of_steps(self) -> None:
+        """The budget is below zero (``steps < 0``): stop the run, or refill an unlimited one."""
         if self.limits.max_steps is None:
-            self.steps = _UNLIMITED
+            self.steps = _UNLIMITED_STEPS
             return
         raise StepLimitExceeded(
             f"step limit exceeded: the script ran more than {self.limits.max_steps} steps")
-
-    def spend(self, remaining: int) -> int:
-        """Slow path of a frame-local step counter that went negative: raises, or refills
-        an unlimited budget and returns the new remaining count."""
-        self.steps = remaining
-        self.out_of_steps()
-        return self.steps
 
     def out_of_memory(self) -> None:
         if self.limits.max_memory is None:
@@ -148,8 +202,8 @@ class Meter:
         return (self.steps, self.memory, self.limits, self.journal, self.sink)
 
     def restore(self, saved: tuple[object, ...]) -> None:
-        (self.steps, self.memory, self.limits, self.journal,  # type: ignore[assignment]
-         self.sink) = saved
+        steps, self.memory, self.limits, self.journal, self.sink = saved  # type: ignore[assignment]
+        self.steps = steps  # type: ignore[assignment]
 
 
 METER = Meter()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-from pathlib import Path
 
 import attrs
 
@@ -65,15 +64,19 @@ class GrammarConflictError(Exception):
     """The grammar left a conflict to ply's defaults (a bug in :mod:`chatml.grammar`)."""
 
 
-def default_cache_dir() -> Path | None:
-    """``$XDG_CACHE_HOME/chatml`` or ``~/.cache/chatml`` (None when there is no home)."""
+def default_cache_dir() -> str | None:
+    """``$XDG_CACHE_HOME/chatml`` or ``~/.cache/chatml`` (None when there is no home).
+
+    Plain ``os.path``: importing pathlib would cost ``chatml check`` more start-up
+    time than loading the tables.
+    """
     base = os.environ.get("XDG_CACHE_HOME", "")
     if base and os.path.isabs(base):
-        return Path(base) / "chatml"
-    try:
-        return Path.home() / ".cache" / "chatml"
-    except (RuntimeError, KeyError, OSError):
+        return os.path.join(base, "chatml")
+    home = os.path.expanduser("~")
+    if home == "~":  # neither $HOME nor a password entry
         return None
+    return os.path.join(home, ".cache", "chatml")
 
 
 def build_tables() -> Tables:
@@ -115,8 +118,8 @@ def build_tables() -> Tables:
     )
 
 
-def _cache_path(cache_dir: Path) -> Path:
-    return cache_dir / f"parser-{grammar.signature()}.marshal"
+def _cache_path(cache_dir: str | os.PathLike[str]) -> str:
+    return os.path.join(cache_dir, f"parser-{grammar.signature()}.marshal")
 
 
 def _expected_shape() -> tuple[list[str], list[int]]:
@@ -149,7 +152,7 @@ def _encode(tables: Tables) -> bytes:
 _memory: Tables | None = None
 
 
-def load_tables(cache_dir: Path | None | str = "default") -> Tables:
+def load_tables(cache_dir: str | os.PathLike[str] | None = "default") -> Tables:
     """The parser tables: from memory, else from the cache file, else freshly built.
 
     ``cache_dir`` overrides the cache folder (None: do not use a cache file).
@@ -158,11 +161,12 @@ def load_tables(cache_dir: Path | None | str = "default") -> Tables:
     if _memory is not None and cache_dir == "default":
         return _memory
     folder = default_cache_dir() if cache_dir == "default" else cache_dir
-    path = _cache_path(Path(folder)) if folder is not None else None
+    path = _cache_path(folder) if folder is not None else None
     tables: Tables | None = None
     if path is not None:
         try:
-            tables = _decode(path.read_bytes())
+            with open(path, "rb") as handle:
+                tables = _decode(handle.read())
         except OSError:
             tables = None
     if tables is None:
@@ -172,9 +176,11 @@ def load_tables(cache_dir: Path | None | str = "default") -> Tables:
 
             with contextlib.suppress(OSError):
                 atomic_write_bytes(path, _encode(tables))
-                for stale in path.parent.glob("parser-*.marshal"):
-                    if stale != path:  # tables of an older grammar
-                        stale.unlink()
+                folder, current = os.path.split(path)
+                for name in os.listdir(folder):
+                    if (name.startswith("parser-") and name.endswith(".marshal")
+                            and name != current):  # tables of an older grammar
+                        os.unlink(os.path.join(folder, name))
     if cache_dir == "default":
         _memory = tables
     return tables

@@ -159,13 +159,15 @@ def _run(stream: TokenStream, tables: Tables, actions: Actions) -> Program:
             state = states[-1] = goto[p][states[-2]]
         elif code == _CALL:
             n = length[p]
-            if n:
+            if n > 1:
                 value = args[p](actions, starts[-n], prev_end, *values[-n:])
-                if n > 1:
-                    del values[1 - n :]
-                    del starts[1 - n :]
-                    del states[1 - n :]
+                del values[1 - n :]
+                del starts[1 - n :]
+                del states[1 - n :]
                 values[-1] = value
+                state = states[-1] = goto[p][states[-2]]
+            elif n:
+                values[-1] = args[p](actions, starts[-1], prev_end, values[-1])
                 state = states[-1] = goto[p][states[-2]]
             else:
                 values.append(args[p](actions, prev_end, prev_end))

@@ -72,9 +72,14 @@ class Variant:
 
 
 class Ref:
-    """A mutable cell (``ref e``)."""
+    """A mutable cell (``ref e``).
 
-    __slots__ = ("value",)
+    ``lookup_cache`` is private to :mod:`chatml.stdlib.hashtbl` (an index of the
+    entry array the cell holds, when the cell is a table); it is left unset on
+    every other ref and never takes part in the value's meaning.
+    """
+
+    __slots__ = ("value", "lookup_cache")
 
     def __init__(self, value: Value) -> None:
         self.value = value

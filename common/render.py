@@ -16,7 +16,6 @@ end_column severity code message phase`` (and ``hint`` when there is one).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -52,6 +51,8 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
 
 def render_json(diagnostics: Iterable[Diagnostic], **extra: Any) -> str:
     """``{"diagnostics": [...]}`` (plus any ``extra`` top-level keys) as JSON text."""
+    import json  # only JSON output needs it: kept off the start-up path of text output
+
     document: dict[str, Any] = dict(extra)
     document["diagnostics"] = [diagnostic_to_json(d) for d in diagnostics]
     return json.dumps(document, indent=2, ensure_ascii=False)

@@ -17,11 +17,14 @@ later phase (shell spec §0, phase 2): it runs as a registered prompt check.
 :func:`with_compiled_shell` attaches the compiled records for ``--emit ir``;
 :class:`ShellDefinitions` gives request building the shell tools' definitions.
 The shell package is imported on first use, so prompts without shell
-declarations do not pay for it.
+declarations do not pay for it, and neither do prompts whose only shell
+declarations are clean legacy command tools (``<tool name command/>``): see
+:func:`legacy_tools_compile_cleanly`.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from chatmd.ast import Element
@@ -75,13 +78,52 @@ def has_shell_declarations(prompt: Prompt) -> bool:
                 or any(script.kind.startswith("shell_") for script in prompt.scripts))
 
 
+def _single_command(command: str) -> bool:
+    from chatmd.shell.chain import ChainError, parse_chain
+
+    try:
+        return parse_chain(command).single_command is not None
+    except ChainError:
+        return False
+
+
+def legacy_tools_compile_cleanly(prompt: Prompt) -> bool:
+    """Whether the shell compiler certainly accepts ``prompt`` without any diagnostic.
+
+    True only when the prompt's sole shell-related declarations are legacy
+    command tools (no runtime, long-form shell tool, shell script or moderator
+    binding), no administrative policy is configured, their names are distinct,
+    and each command parses as one simple command. The compiler then adds the
+    fixed ``legacy:custom`` runtime, which always compiles, and reports nothing;
+    anything else (including every error case) goes through the compiler, so
+    the diagnostics are always the compiler's own. This saves loading the shell
+    compiler (about 70 attrs classes) for the most common shell declaration.
+    """
+    from chatmd.shell import POLICY_VARIABLE
+
+    if (prompt.shell_runtimes or prompt.moderator_runtime is not None
+            or os.environ.get(POLICY_VARIABLE)
+            or any(script.kind.startswith("shell_") for script in prompt.scripts)):
+        return False
+    names: set[str] = set()
+    for tool in prompt.tools:
+        if isinstance(tool, ShellTool):
+            return False
+        if isinstance(tool, CustomTool):
+            if tool.name in names or not _single_command(tool.command.strip()):
+                return False
+            names.add(tool.name)
+    return True
+
+
 def check_shell(prompt: Prompt) -> list[Diagnostic]:
     """The registered prompt check: compile the prompt's shell declarations (shell spec §6).
 
     A prompt without any shell-related declaration costs nothing (the shell
-    package is not even imported).
+    package is not even imported); one whose only shell declarations are clean
+    legacy command tools costs a command-line parse per tool.
     """
-    if not has_shell_declarations(prompt):
+    if not has_shell_declarations(prompt) or legacy_tools_compile_cleanly(prompt):
         return []
     from chatmd.shell.integration import check_prompt_shell
 

@@ -41,6 +41,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The environment variable naming the administrative policy file (spec §6.9). Defined
+#: here, not in :mod:`chatmd.shell.admin`, so that checking whether a policy is
+#: configured loads nothing (``chatmd.declarations.shell`` asks before compiling).
+POLICY_VARIABLE = "OCHAT_SHELL_ADMIN_POLICY"
+
 #: Public name -> the module that defines it (imported on first use, so that
 #: importing one phase does not pay for the others).
 _EXPORTS: dict[str, str] = {
@@ -81,6 +86,7 @@ __all__ = [
     "LEGACY_RUNTIME_ID",
     "LegacyToolDecl",
     "Lowered",
+    "POLICY_VARIABLE",
     "ModeratorRuntimeDecl",
     "SUPPORTED_FEATURES",
     "ShellAccessDecl",

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from chatmd.shell import POLICY_VARIABLE
 from chatmd.shell.compiler import CompiledShell
 from chatmd.shell.declarations import RawMode, ShellAccessDecl
 from chatmd.shell.reporting import compile_diagnostic, location
@@ -35,7 +36,6 @@ from chatmd.shell.values import (
 from common.diagnostics import Diagnostic
 from common.sources import Span
 
-POLICY_VARIABLE = "OCHAT_SHELL_ADMIN_POLICY"
 PHASE = "shell.secure"
 
 _BOOLEANS = {

@@ -15,7 +15,7 @@ background jobs, grouping and command substitution are errors.
 
 from __future__ import annotations
 
-import attrs
+from common.records import SharedMethods, frozen_record
 
 _SPACE = frozenset(b" \t\r\n")
 _GROUPING = frozenset(b"(){}")
@@ -30,15 +30,15 @@ class ChainError(ValueError):
         self.message = message
 
 
-@attrs.frozen
-class Pipeline:
+@frozen_record
+class Pipeline(SharedMethods):
     """Commands joined by ``|``; each command is its list of words."""
 
     commands: tuple[tuple[str, ...], ...]
 
 
-@attrs.frozen
-class Chain:
+@frozen_record
+class Chain(SharedMethods):
     """Pipelines joined by operators: ``operators[i]`` joins pipelines ``i`` and ``i+1``."""
 
     pipelines: tuple[Pipeline, ...]

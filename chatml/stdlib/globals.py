@@ -12,6 +12,7 @@ import hashlib
 
 from chatml import calls
 from chatml.calls import implements
+from chatml.limits import METER, WORD
 from chatml.stdlib.checks import STRING_COST, charge_array, charge_scan, charge_string, shape
 from chatml.stdlib.render import show
 from chatml.values import ChatMLFailure, Module, Ref, Value, Variant
@@ -40,7 +41,16 @@ def print_(value: Value) -> None:
 @implements("to_string")
 def to_string(value: Value) -> str:
     kind = type(value)
-    if kind is int or kind is float or kind is bool:  # a new (short) string
+    if kind is int:  # the common case, inlined: show(value) charged as charge_string does
+        text = str(value)
+        meter = METER
+        meter.memory -= (STRING_COST + len(text) + WORD - 1) // WORD
+        if meter.memory < 0:
+            meter.out_of_memory()
+        return text
+    if kind is str:
+        return value  # show returns the string itself: nothing new to charge
+    if kind is float or kind is bool:  # a new (short) string
         return charge_string(show(value))
     return render_charged(value)  # compound values were charged piece by piece
 

@@ -1,21 +1,63 @@
 """The ``Hashtbl`` module (stdlib spec 4.4): string-keyed tables as a ref to an entry array.
 
 A table is ``{ key : string; value : 'a } array ref``: entries keep insertion
-order, lookups scan linearly, and ``set``/``remove`` give the cell a *new*
-array (an entry array a script read with ``!t`` earlier never changes).
-Entries that are not records with a string ``key`` and a ``value`` (possible
-only when a script writes into the cell itself) are skipped by lookups and
-kept by ``remove``. The cell update is journalled for transactional runs.
+order, a lookup finds the *first* well-formed entry with the key, and
+``set``/``remove`` give the cell a *new* array (an entry array a script read
+with ``!t`` earlier never changes). Entries that are not records with a
+string ``key`` and a ``value`` (possible only when a host or hand-made
+bytecode writes into the array) are skipped by lookups and kept by
+``remove``. The cell update is journalled for transactional runs.
+
+Lookups are answered from an index (key -> first position) cached on the ref
+(:attr:`chatml.values.Ref.lookup_cache`) instead of a scan in Python. The
+index describes one entry array and is trusted only while the cell still
+holds that very array *and* the array's elements are still the ones it was
+built from -- checked at C speed with ``entries == snapshot`` (identical
+elements compare equal without being looked at). Scripts may mutate the
+array (``(!t)[i] <- e``, ``Array.set``...), so the check runs on every
+lookup; a changed array simply gets a new index. Why the check is exact:
+
+* an index is built only for arrays whose elements are all exact ``dict``
+  records, so a snapshot element can equal only a ``dict`` (or a ``dict``
+  subclass -- a host-made :class:`~chatml.values.Module`);
+* an exact ``dict`` equal to the element it replaced has the same ``key``
+  and the same fields, so the first-match answer for every key is unchanged;
+* a ``Module`` that compares equal to the record it replaced would be
+  wrongly trusted only at that record's own position, and every hit is
+  re-checked against the live element (:func:`_holds`) before it is used.
+
+The step and memory charges are those of the linear scan (``charge_scan``),
+whatever the lookup costs now, so budgets behave exactly as before.
 """
 
 from __future__ import annotations
 
 from chatml import calls
 from chatml.calls import implements
-from chatml.stdlib.checks import REF_COST, charge_array, charge_scan, shape
+from chatml.limits import METER
+from chatml.stdlib.checks import (
+    ARRAY_COST,
+    REF_COST,
+    SCAN_CHARS_PER_STEP,
+    SLOT_COST,
+    charge_array,
+    charge_scan,
+    shape,
+)
 from chatml.values import Ref, Value, Variant
 
 NONE = Variant("None")
+
+
+class _Index:
+    """Key -> position of its first well-formed entry, for the entry array ``entries``."""
+
+    __slots__ = ("entries", "snapshot", "positions")
+
+    def __init__(self, entries: list[Value], positions: dict[str, int]) -> None:
+        self.entries = entries
+        self.snapshot = entries.copy()
+        self.positions = positions
 
 
 def _entries(qualified: str, table: Value, key: Value) -> list[Value]:
@@ -31,17 +73,66 @@ def _entries(qualified: str, table: Value, key: Value) -> list[Value]:
     return entries
 
 
-def _position(entries: list[Value], key: str) -> int:
-    """Index of the first well-formed entry with ``key``, or -1."""
+def _holds(entry: Value, key: str) -> bool:
+    """``entry`` is a well-formed entry record for ``key`` (only a str equals a str)."""
+    return type(entry) is dict and entry.get("key") == key and "value" in entry
+
+
+def scan_position(entries: list[Value], key: str) -> int:
+    """Index of the first well-formed entry with ``key``, or -1 (the linear scan)."""
     for position, entry in enumerate(entries):
-        if type(entry) is dict and entry.get("key") == key and "value" in entry:
+        if _holds(entry, key):
             return position
     return -1
 
 
-def _holds(entry: Value, key: str) -> bool:
-    """``entry`` is a well-formed entry record for ``key`` (only a str equals a str)."""
-    return type(entry) is dict and entry.get("key") == key and "value" in entry
+def _build_index(table: Ref, entries: list[Value]) -> _Index | None:
+    """Index ``entries`` for ``table`` (``None`` when an element is not an exact record)."""
+    positions: dict[str, int] = {}
+    for position, entry in enumerate(entries):
+        if type(entry) is not dict:
+            table.lookup_cache = None
+            return None
+        key = entry.get("key")
+        if type(key) is str and "value" in entry and key not in positions:
+            positions[key] = position
+    cache = table.lookup_cache = _Index(entries, positions)
+    return cache
+
+
+def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _Index | None]:
+    """(entry array, position of the first well-formed entry with ``key`` or -1, valid index).
+
+    Checks the arguments and charges the scan's steps exactly like
+    :func:`_entries` (inlined: this is every lookup's path).
+    """
+    if type(table) is not Ref or type(table.value) is not list or type(key) is not str:
+        _entries(qualified, table, key)  # raises the spec's shape error
+    entries = table.value
+    if len(entries) >= SCAN_CHARS_PER_STEP:  # charge_scan
+        METER.take(len(entries) // SCAN_CHARS_PER_STEP)
+    try:
+        cache = table.lookup_cache
+    except AttributeError:  # a ref never used as a table before
+        cache = None
+    valid = False
+    if cache is not None and cache.entries is entries:
+        try:
+            valid = entries == cache.snapshot
+        except Exception:  # a pathological element comparison (e.g. too deep): rebuild
+            valid = False
+    if not valid:
+        cache = _build_index(table, entries)
+        if cache is None:
+            return entries, scan_position(entries, key), None
+    position = cache.positions.get(key, -1)
+    if position >= 0:
+        entry = entries[position]
+        if type(entry) is not dict or entry.get("key") != key or "value" not in entry:
+            # replaced by an equal non-record (see the module docstring): scan instead
+            table.lookup_cache = None
+            return entries, scan_position(entries, key), None
+    return entries, position, cache
 
 
 @implements("Hashtbl.create")
@@ -53,9 +144,8 @@ def create() -> Ref:
 
 @implements("Hashtbl.set")
 def set_(table: Value, key: Value, value: Value) -> None:
-    entries = _entries("Hashtbl.set", table, key)
-    position = _position(entries, key)
-    charge_array(len(entries) + 1)
+    entries, position, cache = _find("Hashtbl.set", table, key)
+    calls.charge_memory(ARRAY_COST + SLOT_COST * (len(entries) + 1))  # charge_array
     updated = entries.copy()
     if position < 0:
         updated.append({"key": key, "value": value})
@@ -63,18 +153,22 @@ def set_(table: Value, key: Value, value: Value) -> None:
         updated[position] = {"key": key, "value": value}
     calls.journal_ref(table)
     table.value = updated
+    if cache is not None:  # the index moves on to the new array
+        if position < 0:
+            cache.positions[key] = len(entries)
+        cache.entries = updated
+        cache.snapshot = updated.copy()
 
 
 @implements("Hashtbl.get")
 def get(table: Value, key: Value) -> Variant:
-    entries = _entries("Hashtbl.get", table, key)
-    position = _position(entries, key)
+    entries, position, _ = _find("Hashtbl.get", table, key)
     return NONE if position < 0 else Variant("Some", (entries[position]["value"],))
 
 
 @implements("Hashtbl.mem")
 def mem(table: Value, key: Value) -> bool:
-    return _position(_entries("Hashtbl.mem", table, key), key) >= 0
+    return _find("Hashtbl.mem", table, key)[1] >= 0
 
 
 @implements("Hashtbl.remove")
@@ -84,3 +178,4 @@ def remove(table: Value, key: Value) -> None:
     kept = [entry for entry in entries if not _holds(entry, key)]
     calls.journal_ref(table)
     table.value = kept
+    table.lookup_cache = None

@@ -18,6 +18,7 @@ import attrs
 
 from chatml.bytecode.code import CompiledModule
 from chatml.values import Value, Variant
+from chatml.vm.intrinsics import intrinsic_slots
 from chatml.vm.runtime import base_namespace
 from chatml.vm.translate import translate
 from common.diagnostics import Diagnostic, DiagnosticError
@@ -65,21 +66,9 @@ class LoadedProgram:
         return result
 
 
-def load(module: CompiledModule, builtins: Mapping[str, Value],
-         source: SourceFile | None = None) -> LoadedProgram:
-    """Prepare ``module`` to run with the given builtin values (by surface name).
+def _bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dict[int, Value]:
+    """Global slot -> the builtin value it holds; ``DiagnosticError`` when one is missing."""
 
-    Raises ``DiagnosticError`` when a builtin the module needs is missing or
-    the program is too deeply nested for the host, and
-    ``BytecodeFormatError`` for malformed bytecode.
-    """
-    translation = translate(module)
-    namespace = base_namespace()
-    for name, value in translation.constants.items():
-        if isinstance(value, tuple) and value[:1] == ("variant",):
-            namespace[name] = Variant(value[1], ())
-        else:
-            namespace[name] = value
     def lookup(name: str) -> Value:
         if name in builtins:
             return builtins[name]
@@ -89,10 +78,11 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
             return container[export]
         raise KeyError(name)
 
+    bound: dict[int, Value] = {}
     missing = []
-    for _, name in module.builtin_slots:
+    for slot, name in module.builtin_slots:
         try:
-            lookup(name)
+            bound[slot] = lookup(name)
         except KeyError:
             missing.append(name)
     if missing:
@@ -100,8 +90,30 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
             module.source_name, "chatml.surface_mismatch",
             "the runtime surface lacks builtins the script was compiled against: "
             + ", ".join(sorted(missing)[:10]), phase="runtime"))
-    for slot, name in module.builtin_slots:
-        namespace[f"g{slot}"] = lookup(name)
+    return bound
+
+
+def load(module: CompiledModule, builtins: Mapping[str, Value],
+         source: SourceFile | None = None, *, range_analysis: bool = True) -> LoadedProgram:
+    """Prepare ``module`` to run with the given builtin values (by surface name).
+
+    Raises ``DiagnosticError`` when a builtin the module needs is missing or
+    the program is too deeply nested for the host, and
+    ``BytecodeFormatError`` for malformed bytecode. ``range_analysis=False``
+    translates without leaving out provably redundant range checks (see
+    :func:`~chatml.vm.translate.translate`; for testing).
+    """
+    bound = _bind_builtins(module, builtins)
+    translation = translate(module, range_analysis=range_analysis,
+                            intrinsics=intrinsic_slots(module.builtin_slots, bound))
+    namespace = base_namespace()
+    for name, value in translation.constants.items():
+        if isinstance(value, tuple) and value[:1] == ("variant",):
+            namespace[name] = Variant(value[1], ())
+        else:
+            namespace[name] = value
+    for slot, value in bound.items():
+        namespace[f"g{slot}"] = value
     filename = f"<chatml {module.source_name} #{next(_COUNTER)}>"
     try:
         with warnings.catch_warnings():

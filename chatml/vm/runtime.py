@@ -45,13 +45,18 @@ def journal_ref(ref: Ref) -> None:
 def base_namespace() -> dict[str, Any]:
     """A fresh namespace with everything generated code uses."""
     return {
-        "__builtins__": {"type": type, "len": len},
+        "__builtins__": {"type": type, "len": len, "IndexError": IndexError},
         "_M": METER,
+        "_tick": METER.tickets.pop,
+        "_refill": METER.refill,
         "_TC": TailCall,
         "_V": Variant,
         "_Ref": Ref,
         "_Module": Module,
         "_dict": dict,
+        "_int": int,
+        "_str": str,
+        "_list": list,
         "_eq": values_equal,
         "_ovf": overflow,
         "_oob": out_of_bounds,

@@ -12,11 +12,22 @@ parameters and ``continue``s); ``TAIL_CALL`` returns a
 (so the Python stack stays constant); ``CALL_RAW`` is a plain Python call.
 
 Semantics kept here: steps are charged at every function entry / loop
-iteration, allocations at their creation sites (``chatml.limits.COST``),
-integer results are range-checked (``integer overflow``), ``/`` truncates,
-array indexes are bounds-checked (negative ones explicitly; Python raises
-``IndexError`` for the rest), mutations of arrays and refs are journalled
-when the run is transactional.
+iteration (a ticket popped from the meter: ``try: _tick()`` / ``except
+IndexError: _refill()``, see :class:`chatml.limits.Meter`), allocations at
+their creation sites (``chatml.limits.COST``), integer results are
+range-checked (``integer overflow``), ``/`` truncates, array indexes are
+bounds-checked (negative ones explicitly; Python raises ``IndexError`` for
+the rest), mutations of arrays and refs are journalled when the run is
+transactional.
+
+A range check is left out only where it cannot fail: the translator tracks
+the interval of int variables and temporaries (from literals, arithmetic,
+the conditions of enclosing branches and loop tests, and loop counters; see
+``_Body.interval``), so ``i := !i + 1`` under ``while !i < n`` or
+``n - 1`` in the ``else`` of ``if n < 2`` needs no check, and a result that
+can leave the range on one side only is checked on that side.
+``translate(module, range_analysis=False)`` checks everything (the reference
+the analysis is tested against).
 
 A closure created inside a loop (a ``while`` or a self-tail-call loop)
 snapshots the loop's variables through a factory function, since each
@@ -37,6 +48,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -45,6 +57,7 @@ from chatml.bytecode.code import FREE, LOCAL, CompiledModule
 from chatml.bytecode.opcodes import Op
 from chatml.bytecode.serialize import BytecodeFormatError
 from chatml.limits import COST, WORD
+from chatml.vm.intrinsics import Intrinsic
 
 _ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
 _FLOAT = {Op.FADD: "+", Op.FSUB: "-", Op.FMUL: "*", Op.FDIV: "/"}
@@ -52,6 +65,10 @@ _SMALL = 1 << 62
 
 _COMPARE = {Op.LT: "<", Op.GT: ">", Op.LE: "<=", Op.GE: ">=", Op.FLT: "<", Op.FGT: ">",
             Op.FLE: "<=", Op.FGE: ">=", Op.EQ_PRIM: "==", Op.NE_PRIM: "!="}
+_MIN_INT = -(1 << 62)
+_MAX_INT = (1 << 62) - 1
+_ANY = (_MIN_INT, _MAX_INT)
+"""The interval of an int nothing is known about (every ChatML int is in range)."""
 _MIN_TEXT = "-4611686018427387904"
 _MAX_TEXT = "4611686018427387903"
 # The first comparison of each check is against a CPython single-digit int, which the
@@ -68,6 +85,19 @@ def _int_literal(atom: str) -> int | None:
     return int(atom) if text.isdigit() else None
 
 
+def _truncated_division(value: int, divisor: int) -> int:
+    """``value / divisor`` rounded toward zero (ChatML's ``/``)."""
+    quotient = abs(value) // abs(divisor)
+    return quotient if (value >= 0) == (divisor > 0) else -quotient
+
+
+_PLAIN = re.compile(r"-?\w+")
+"""An atom that is a variable, a temporary or an int literal (no nested expression)."""
+
+_NEGATED = {Op.LT: Op.GE, Op.GE: Op.LT, Op.GT: Op.LE, Op.LE: Op.GT}
+_INT_COMPARE = frozenset(_NEGATED)
+
+
 @attrs.frozen
 class Translation:
     source: str
@@ -78,11 +108,10 @@ class Translation:
 
 
 class _Block:
-    __slots__ = ("kind", "depth", "indent", "root", "result", "fell", "has_else", "chained",
-                 "chain_pending")
+    __slots__ = ("kind", "depth", "indent", "root", "result", "fell", "has_else",
+                 "chain_pending", "bounds", "condition", "stored")
 
-    def __init__(self, kind: str, depth: int, indent: int, root: _Block | None = None,
-                 chained: bool = False) -> None:
+    def __init__(self, kind: str, depth: int, indent: int, root: _Block | None = None) -> None:
         self.kind = kind
         self.depth = depth
         self.indent = indent
@@ -90,17 +119,56 @@ class _Block:
         self.result: str | None = None
         self.fell = False
         self.has_else = False
-        self.chained = chained
         self.chain_pending = False
+        self.bounds: dict[str, tuple[int, int]] = {}
+        """The known intervals where the block starts (restored by ``ELSE``)."""
+        self.condition: str | None = None
+        """The ``IF`` condition atom (its negation holds in the ``ELSE`` branch)."""
+        self.stored: set[str] = set()
+        """Variables assigned anywhere inside the block (their intervals end with it)."""
 
 
 def _fail(message: str) -> BytecodeFormatError:
     return BytecodeFormatError(message)
 
 
+def _stored_globals(module: CompiledModule) -> set[int]:
+    """Global slots the top level assigns (a builtin slot among them is not a builtin)."""
+    stored: set[int] = set()
+    consts = module.consts
+    for op, a, _ in module.codes[0].instructions:
+        if op == Op.STORE_GLOBAL:
+            stored.add(a)
+        elif op == Op.MAKE_REC_GLOBAL and 0 <= a < len(consts) and isinstance(consts[a], tuple):
+            stored.update(item[1] for item in consts[a]
+                          if isinstance(item, tuple) and len(item) == 2)
+    return stored
+
+
+def _pattern_slots(pattern: Any) -> list[int]:
+    """The local slots a ``MATCH_ARM`` constant ``(slot, pattern)`` binds (best effort:
+    malformed constants are rejected when the arm itself is translated)."""
+    slots: list[int] = []
+    pending = [pattern]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple):
+            if len(item) == 2 and item[0] == "var" and isinstance(item[1], int):
+                slots.append(item[1])
+            else:
+                pending.extend(item)
+    return slots
+
+
 class _Translator:
-    def __init__(self, module: CompiledModule) -> None:
+    def __init__(self, module: CompiledModule, range_analysis: bool,
+                 intrinsics: Mapping[int, Intrinsic]) -> None:
         self.module = module
+        self.range_analysis = range_analysis
+        stored = _stored_globals(module)
+        self.intrinsics = {f"g{slot}": intrinsic for slot, intrinsic in intrinsics.items()
+                           if slot not in stored}
+        """Callee atoms (builtin globals never reassigned) -> their inline form."""
         self.lines: list[str] = []
         self.line_map: list[tuple[int, int]] = []
         self.constants: dict[str, Any] = {}
@@ -174,25 +242,22 @@ class _Translator:
             global_line = len(self.lines)
             self.emit("pass", body_indent, where)
         if code.self_loop:
-            # the step budget lives in the frame-local `_sc` while the loop runs
-            self.emit("_sc = _M.steps", body_indent, where)
-            self.emit("try:", body_indent, where)
-            self.emit("while True:", body_indent + 1, where)
-            self.emit("_sc -= 1", body_indent + 2, where)
-            self.emit("if _sc < 0: _sc = _M.spend(_sc)", body_indent + 2, where)
-            body = _Body(self, index, body_indent + 2, True)
-            body.steps_local = True
-            body.run()
-            self.emit("finally:", body_indent, where)
-            self.emit("if _sc < _M.steps: _M.steps = _sc", body_indent + 1, where)
+            self.emit("while True:", body_indent, where)
+            self.count_step(body_indent + 1, where)
+            _Body(self, index, body_indent + 1, True).run()
         else:
             if index != 0:
-                self.emit("_M.steps -= 1", body_indent, where)
-                self.emit("if _M.steps < 0: _M.out_of_steps()", body_indent, where)
+                self.count_step(body_indent, where)
             _Body(self, index, body_indent, in_loop).run()
         if global_line is not None and self.globals_stored:
             names = ", ".join(f"g{g}" for g in sorted(self.globals_stored))
             self.lines[global_line] = "    " * (indent + 1) + f"global {names}"
+
+    def count_step(self, indent: int, where: tuple[int, int]) -> None:
+        """Charge one step: a ticket from the meter (:meth:`chatml.limits.Meter.refill`
+        when they have run out, which stops the run when the budget has)."""
+        self.emit("try: _tick()", indent, where)
+        self.emit("except IndexError: _refill()", indent, where)
 
 
 class _Body:
@@ -209,8 +274,11 @@ class _Body:
         self.terminated = False
         self.temps = 0
         self.pc = 0
-        self.steps_local = False
-        """True where the frame-local `_sc` holds the step budget (inside loops)."""
+        self.bounds: dict[str, tuple[int, int]] = {}
+        """Known intervals of int variables and temporaries at this point (see ``interval``)."""
+        self.comparisons: dict[str, tuple[Op, str, str]] = {}
+        """Int comparison atoms -> (op, left, right), to learn intervals from conditions."""
+        self.own_name = re.compile(rf"(v{index}_|t)\d+")
 
     def temp(self) -> str:
         self.temps += 1
@@ -241,13 +309,141 @@ class _Body:
                 self.stack[position] = t
 
     def charge(self, nbytes: int, per_item: int = 0, items: str = "") -> None:
-        """Charge ``nbytes + per_item * items`` bytes (rounded up to words)."""
-        if items:
-            amount = f"({nbytes + WORD - 1} + {per_item} * {items}) >> 3"
+        """Charge ``nbytes + per_item * items`` bytes (rounded up to words).
+
+        One read and one write of the meter: ``_M.memory = _m = _M.memory - n``
+        (the frame-local ``_m`` is only this check's scratch).
+        """
+        rounded = nbytes + WORD - 1
+        if not items:
+            amount = str(rounded // WORD)
+        elif per_item % WORD == 0:  # (rounded + per_item * n) // WORD, without the shift
+            words = per_item // WORD
+            amount = f"{rounded // WORD} + {items if words == 1 else f'{words} * {items}'}"
         else:
-            amount = str((nbytes + WORD - 1) // WORD)
-        self.emit(f"_M.memory -= {amount}")
-        self.emit("if _M.memory < 0: _M.out_of_memory()")
+            scaled = items if per_item == 1 else f"{per_item} * {items}"
+            amount = f"({rounded} + {scaled}) >> 3"
+        self.emit(f"_M.memory = _m = _M.memory - ({amount})")
+        self.emit("if _m < 0: _M.out_of_memory()")
+
+    # ------------------------------------------------------------------ intervals
+    #
+    # What is known about the int values of this frame, to leave out range
+    # checks that cannot fail. Every ChatML int is within [_MIN_INT, _MAX_INT]
+    # (results are checked, literals and host values are in range), and the
+    # operands of ADD/SUB/MUL/DIV/NEG and of LT/GT/LE/GE are ints (the bytecode's
+    # typing contract). Intervals come from int literals, from arithmetic on
+    # known intervals, from the condition of the enclosing IF/ELSE branch or
+    # loop test (`i < n` gives i <= max_int - 1), and from loop counters (a
+    # variable that a loop only ever sets to itself plus a non-negative constant
+    # keeps its lower bound). Only this frame's variables and temporaries are
+    # tracked; an assignment replaces a variable's interval, and a block's
+    # assignments end their intervals where the block ends.
+
+    def interval(self, atom: str) -> tuple[int, int]:
+        """The known interval of the int ``atom``."""
+        if not self.tr.range_analysis:
+            return _ANY
+        known = self.bounds.get(atom)
+        if known is not None:
+            return known
+        literal = _int_literal(atom)
+        if literal is not None and _MIN_INT <= literal <= _MAX_INT:
+            return literal, literal
+        return _ANY
+
+    def assign(self, name: str, interval: tuple[int, int]) -> None:
+        """``name`` now holds a value of ``interval`` (``_ANY``: nothing known)."""
+        if interval == _ANY:
+            self.bounds.pop(name, None)
+        else:
+            self.bounds[name] = interval
+        for block in self.blocks:
+            block.stored.add(name)
+
+    def learn(self, condition: str | None, holds: bool) -> None:
+        """Narrow the intervals of the variables of an int comparison known to be ``holds``."""
+        comparison = self.comparisons.get(condition) if condition is not None else None
+        if comparison is None:
+            return
+        op, left, right = comparison
+        if not holds:
+            op = _NEGATED[op]
+        (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
+        if op is Op.LT:
+            narrowed = ((llo, min(lhi, rhi - 1)), (max(rlo, llo + 1), rhi))
+        elif op is Op.LE:
+            narrowed = ((llo, min(lhi, rhi)), (max(rlo, llo), rhi))
+        elif op is Op.GT:
+            narrowed = ((max(llo, rlo + 1), lhi), (rlo, min(rhi, lhi - 1)))
+        else:  # GE
+            narrowed = ((max(llo, rlo), lhi), (rlo, min(rhi, lhi)))
+        for atom, (lo, hi) in zip((left, right), narrowed, strict=True):
+            if lo <= hi and self.own_name.fullmatch(atom):
+                self.bounds[atom] = (lo, hi)
+
+    def loop_stores(self) -> dict[int, list[int | None]]:
+        """Local slots assigned in the loop starting at ``self.pc``: slot -> what each
+        assignment adds to the slot's own value (``None``: anything else)."""
+        instructions = self.code.instructions
+        consts = self.tr.module.consts
+        stores: dict[int, list[int | None]] = {}
+        depth = 0
+        for pc in range(self.pc + 1, len(instructions)):
+            op, a, _ = instructions[pc]
+            if op == Op.LOOP:
+                depth += 1
+            elif op == Op.END_LOOP:
+                if depth == 0:
+                    break
+                depth -= 1
+            elif op == Op.STORE_LOCAL:
+                stores.setdefault(a, []).append(self.increment(pc, a))
+            elif op == Op.MATCH_ARM and 0 <= a < len(consts):
+                for slot in _pattern_slots(consts[a]):
+                    stores.setdefault(slot, []).append(None)
+        return stores
+
+    def increment(self, pc: int, slot: int) -> int | None:
+        """``k`` when the instructions before ``STORE_LOCAL slot`` at ``pc`` compute
+        ``slot + k`` or ``slot - (-k)`` for an int constant ``k``."""
+        if pc < 3:
+            return None
+        (first, a, _), (second, b, _), (op, _, _) = self.code.instructions[pc - 3:pc]
+        if op not in (Op.ADD, Op.SUB):
+            return None
+        if first == Op.LOAD_LOCAL and a == slot and second == Op.CONST:
+            k = b
+        elif first == Op.CONST and second == Op.LOAD_LOCAL and b == slot and op == Op.ADD:
+            k = a
+        else:
+            return None
+        consts = self.tr.module.consts
+        value = consts[k] if 0 <= k < len(consts) else None
+        if type(value) is not int:
+            return None
+        return value if op == Op.ADD else -value
+
+    def enter_loop(self) -> None:
+        """Intervals at the head of the loop starting at ``self.pc`` (true at every iteration)."""
+        for slot, steps in self.loop_stores().items():
+            name = self.tr.local(self.index, slot)
+            lo, hi = self.interval(name)
+            if any(step is None or step < 0 for step in steps):
+                lo = _MIN_INT
+            if any(step is None or step > 0 for step in steps):
+                hi = _MAX_INT
+            self.assign(name, (lo, hi))
+
+    def check_range(self, t: str, lo: int, hi: int) -> None:
+        """Emit the range check of the int result ``t`` known to lie in [lo, hi]."""
+        if hi > _MAX_INT and lo < _MIN_INT:
+            self.emit(_RANGE.format(t=t))
+        elif hi > _MAX_INT:
+            self.emit(_ABOVE.format(t=t))
+        elif lo < _MIN_INT:
+            self.emit(_BELOW.format(t=t))
+        self.assign(t, (max(lo, _MIN_INT), min(hi, _MAX_INT)))
 
     def const_arg(self, k: int) -> Any:
         if not 0 <= k < len(self.tr.module.consts):
@@ -289,6 +485,7 @@ class _Body:
             value = self.pop1()
             self.settle(name)
             self.emit(f"{name} = {value}")
+            self.assign(name, self.interval(value))
         elif op is Op.STORE_GLOBAL:
             if self.index != 0:
                 raise _fail("STORE_GLOBAL outside the top level")
@@ -317,7 +514,10 @@ class _Body:
             stack.append(t)
         elif op in _COMPARE:
             left, right = self.pop(2)
-            stack.append(f"({left} {_COMPARE[op]} {right})")
+            atom = f"({left} {_COMPARE[op]} {right})"
+            if op in _INT_COMPARE:
+                self.comparisons[atom] = (op, left, right)
+            stack.append(atom)
         elif op is Op.EQ or op is Op.NE:
             left, right = self.pop(2)
             t = self.temp()
@@ -371,14 +571,14 @@ class _Body:
         elif op is Op.ARRAY_GET:
             array, index = self.pop(2)
             t = self.temp()
-            if index.isdigit():
+            if index.isdigit() or self.interval(index)[0] >= 0:
                 self.emit(f"{t} = {array}[{index}]")
             else:
                 self.emit(f"{t} = {array}[{index}] if {index} >= 0 else _oob()")
             stack.append(t)
         elif op is Op.ARRAY_SET:
             array, index, value = self.pop(3)
-            if not index.isdigit():
+            if not index.isdigit() and self.interval(index)[0] < 0:
                 self.emit(f"if {index} < 0: _oob()")
             self.emit(f"if _M.journal is not None: _jr({array}, {index})")
             self.emit(f"{array}[{index}] = {value}")
@@ -414,13 +614,15 @@ class _Body:
             args = self.pop(a)
             fn = self.pop1()
             t = self.temp()
-            if self.steps_local:
-                self.emit("_M.steps = _sc")
+            intrinsic = self.tr.intrinsics.get(fn)
+            if intrinsic is not None and intrinsic.arity == a:
+                for extra, line in intrinsic.inline(t, fn, args):
+                    self.emit(line, self.indent + extra)
+                stack.append(t)  # a builtin: it never returns a tail call
+                return
             self.emit(f"{t} = {fn}({', '.join(args)})")
             if op is Op.CALL:
                 self.emit(f"while type({t}) is _TC: {t} = {t}.fn(*{t}.args)")
-            if self.steps_local:
-                self.emit("_sc = _M.steps")
             stack.append(t)
         elif op is Op.TAIL_CALL:
             args = self.pop(a)
@@ -441,9 +643,14 @@ class _Body:
             self.emit(f"return {self.pop1()}")
             self.terminated = True
         elif op is Op.IF:
-            self.emit(f"if {self.pop1()}:")
-            self.blocks.append(_Block("if", len(stack), self.indent))
+            condition = self.pop1()
+            self.emit(f"if {condition}:")
+            block = _Block("if", len(stack), self.indent)
+            block.bounds = dict(self.bounds)
+            block.condition = condition
+            self.blocks.append(block)
             self.indent += 1
+            self.learn(condition, True)
         elif op is Op.MATCH_ARM:
             self.match_arm(a)
         elif op is Op.ELSE:
@@ -454,14 +661,9 @@ class _Body:
             self.emit("_nomatch()")
             self.terminated = True
         elif op is Op.LOOP:
+            self.enter_loop()
             block = _Block("loop", len(stack), self.indent)
-            if not self.steps_local:
-                # outermost loop of the frame: count steps in the local `_sc`
-                self.emit("_sc = _M.steps")
-                self.emit("try:")
-                self.indent += 1
-                block.chained = True  # this loop owns the local counter
-                self.steps_local = True
+            block.bounds = dict(self.bounds)
             self.emit("while True:")
             block.indent = self.indent
             self.blocks.append(block)
@@ -471,9 +673,10 @@ class _Body:
             if not self.blocks or self.blocks[-1].kind != "loop" or self.blocks[-1].has_else:
                 raise _fail("LOOP_TEST outside a loop, or twice in one")
             self.blocks[-1].has_else = True  # a loop block records its (single) test here
-            self.emit(f"if not {self.pop1()}: break")
-            self.emit("_sc -= 1")
-            self.emit("if _sc < 0: _sc = _M.spend(_sc)")
+            condition = self.pop1()
+            self.emit(f"if not {condition}: break")
+            self.learn(condition, True)
+            self.tr.count_step(self.indent, (self.index, self.pc))
         elif op is Op.END_LOOP:
             if not self.blocks or self.blocks[-1].kind != "loop":
                 raise _fail("END_LOOP without LOOP")
@@ -482,13 +685,9 @@ class _Body:
                 raise _fail("loop body leaves values on the stack")
             if not block.has_else:
                 raise _fail("loop without LOOP_TEST (it could never stop or count steps)")
+            self.bounds = block.bounds  # the loop head's intervals hold when it exits
+            self.leave(block)
             self.indent = block.indent
-            if block.chained:
-                self.emit("finally:", block.indent - 1)
-                # on an exception from a call the callee's (lower) count must win
-                self.emit("if _sc < _M.steps: _M.steps = _sc", block.indent)
-                self.indent = block.indent - 1
-                self.steps_local = False
             self.loop_depth -= 1
             stack.append("None")
         elif op is Op.MODULE_NEW:
@@ -514,33 +713,55 @@ class _Body:
     # ------------------------------------------------------------------ arithmetic
 
     def integer(self, op: Op) -> None:
-        t = self.temp()
         if op is Op.NEG:
-            self.emit(f"{t} = -{self.pop1()}")
+            operand = self.pop1()
+            lo, hi = self.interval(operand)
+            self.arithmetic(f"-{operand}", (operand,), -hi, -lo)
         elif op is Op.DIV:
             left, right = self.pop(2)
-            divisor = _int_literal(right)
-            if divisor is not None and divisor > 0:
-                # truncation toward zero; |result| <= |left|, so no range check
-                self.emit(f"{t} = {left} // {right} if {left} >= 0 else -(-{left} // {right})")
-                self.stack.append(t)
+            (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
+            if rlo > 0:
+                # truncation toward zero; |result| <= |left|, so never out of range
+                expression = (f"{left} // {right}" if llo >= 0 else
+                              f"{left} // {right} if {left} >= 0 else -(-{left} // {right})")
+                self.arithmetic(expression, (left, right),
+                                min(_truncated_division(llo, rlo), _truncated_division(llo, rhi)),
+                                max(_truncated_division(lhi, rlo), _truncated_division(lhi, rhi)))
                 return
+            t = self.temp()  # may divide by zero: evaluated here, at its own instruction
             self.emit(f"{t} = {left} // {right} if ({left} ^ {right}) >= 0 "
                       f"else -(-{left} // {right})")
+            if llo == _MIN_INT and rlo <= -1 <= rhi:  # only min_int / -1 leaves the range
+                self.emit(_RANGE.format(t=t))
+            self.stack.append(t)
         else:
             left, right = self.pop(2)
-            self.emit(f"{t} = {left} {_ARITH[op]} {right}")
-            # with a constant operand the result can leave the range on one side only
-            constant = _int_literal(right)
-            if op is Op.ADD and constant is None:
-                constant = _int_literal(left)
-            if op is not Op.MUL and constant is not None and -_SMALL <= constant <= _SMALL:
-                upward = (constant >= 0) == (op is Op.ADD)
-                self.emit((_ABOVE if upward else _BELOW).format(t=t))
-                self.stack.append(t)
-                return
-        self.emit(_RANGE.format(t=t))
-        self.stack.append(t)
+            (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
+            expression = f"{left} {_ARITH[op]} {right}"
+            if op is Op.ADD:
+                self.arithmetic(expression, (left, right), llo + rlo, lhi + rhi)
+            elif op is Op.SUB:
+                self.arithmetic(expression, (left, right), llo - rhi, lhi - rlo)
+            else:
+                products = (llo * rlo, llo * rhi, lhi * rlo, lhi * rhi)
+                self.arithmetic(expression, (left, right), min(products), max(products))
+
+    def arithmetic(self, expression: str, operands: tuple[str, ...], lo: int, hi: int) -> None:
+        """Push the int ``expression``, whose exact value lies in [lo, hi].
+
+        When it cannot leave the range and its operands are plain variables or
+        literals, it stays a (pure, infallible) deferred atom, evaluated where it
+        is used; otherwise it goes into a temporary and is range-checked on the
+        side(s) it may leave.
+        """
+        if lo >= _MIN_INT and hi <= _MAX_INT and all(_PLAIN.fullmatch(o) for o in operands):
+            atom = f"({expression})"
+            self.assign(atom, (lo, hi))
+        else:
+            atom = self.temp()
+            self.emit(f"{atom} = {expression}")
+            self.check_range(atom, lo, hi)
+        self.stack.append(atom)
 
     # ------------------------------------------------------------------ closures
 
@@ -628,14 +849,16 @@ class _Body:
         if parent is not None and parent.chain_pending:
             parent.chain_pending = False
             self.emit(f"elif {test}:", parent.indent)
-            block = _Block("arm", len(self.stack), parent.indent, parent.root, chained=True)
+            block = _Block("arm", len(self.stack), parent.indent, parent.root)
         else:
             self.emit(f"if {test}:")
             block = _Block("arm", len(self.stack), self.indent)
+        block.bounds = dict(self.bounds)
         self.blocks.append(block)
         self.indent = block.indent + 1
         for binding in bindings:
             self.emit(binding)
+            self.assign(binding.split(" = ", 1)[0], _ANY)
 
     def pattern(self, path: str, pattern: Any, conditions: list[str], bindings: list[str],
                 depth: int) -> None:
@@ -682,6 +905,11 @@ class _Body:
         else:
             raise _fail(f"bad pattern {kind!r}")
 
+    def leave(self, block: _Block) -> None:
+        """``block`` (popped) has ended: its assignments are assignments of the enclosing one."""
+        if self.blocks:
+            self.blocks[-1].stored |= block.stored
+
     def close_branch(self, block: _Block) -> None:
         if self.terminated:
             if len(self.stack) != block.depth:
@@ -705,6 +933,9 @@ class _Body:
         self.close_branch(block)
         block.has_else = True
         self.terminated = False
+        self.bounds = dict(block.bounds)  # the branch not taken: as before the block
+        if block.kind == "if":
+            self.learn(block.condition, False)
         following = self.code.instructions[self.pc + 1][0] if self.pc + 1 < len(
             self.code.instructions) else None
         if following == Op.MATCH_ARM:
@@ -722,6 +953,9 @@ class _Body:
             raise _fail("IF block without ELSE")
         self.close_branch(block)
         self.indent = block.indent
+        self.bounds = {name: known for name, known in block.bounds.items()
+                       if name not in block.stored}
+        self.leave(block)
         if block.fell:
             self.terminated = False
             assert block.root.result is not None
@@ -730,11 +964,18 @@ class _Body:
             self.terminated = True
 
 
-def translate(module: CompiledModule) -> Translation:
-    """The Python source of ``module`` (raises ``BytecodeFormatError`` on malformed bytecode)."""
+def translate(module: CompiledModule, *, range_analysis: bool = True,
+              intrinsics: Mapping[int, Intrinsic] | None = None) -> Translation:
+    """The Python source of ``module`` (raises ``BytecodeFormatError`` on malformed bytecode).
+
+    ``range_analysis=False`` range-checks every integer result and array index
+    (the reference the analysis is tested against); the two translations
+    behave identically. ``intrinsics`` (global slot -> inline form, see
+    :mod:`chatml.vm.intrinsics`) inlines calls of those builtins.
+    """
     if not module.codes:
         raise _fail("no code objects")
-    translator = _Translator(module)
+    translator = _Translator(module, range_analysis, intrinsics or {})
     try:
         translation = translator.translate()
     except (TypeError, ValueError, IndexError, KeyError, RecursionError) as error:

@@ -1,0 +1,88 @@
+"""Inline forms of a few hot standard-library builtins (``to_string``, the lengths).
+
+A builtin call costs a Python call; for these builtins the common case is a
+couple of operations that can run in the caller's frame. An *intrinsic* is
+the Python source of that common case plus, for every other argument, the
+ordinary call of the builtin -- so the behaviour (results, errors, budgets)
+is the builtin's own:
+
+* ``to_string(x)``: an int becomes ``str(x)``, charged as ``charge_string``
+  charges it (``(49 + len + 7) // 8`` words); a string is returned as it is
+  (no new string, no charge); anything else calls ``to_string``;
+* ``String.length(s)`` / ``string_length(s)``: ``len(s)`` for a string;
+* ``length(a)`` / ``Array.length(a)``: ``len(a)`` for an array.
+
+The loader uses an intrinsic only for a builtin slot bound to exactly the
+registered implementation (:func:`intrinsic_slots`); a host that brings its
+own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
+``_str`` and ``_list`` (see :func:`chatml.vm.runtime.base_namespace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import attrs
+
+from chatml.limits import COST, WORD
+from chatml.stdlib import array as stdlib_array
+from chatml.stdlib import globals as stdlib_globals
+from chatml.stdlib import string as stdlib_string
+from chatml.values import Value
+
+Lines = list[tuple[int, str]]
+"""Generated lines as (extra indentation, text)."""
+
+
+@attrs.frozen
+class Intrinsic:
+    implementation: Callable[..., Value]
+    """The builtin this inlines (used only when the slot holds exactly this)."""
+    arity: int
+    inline: Callable[[str, str, list[str]], Lines]
+    """(result variable, the builtin's atom, argument atoms) -> the lines computing it."""
+
+
+def _to_string(result: str, builtin: str, args: list[str]) -> Lines:
+    (value,) = args
+    words = f"({COST['string'] + WORD - 1} + len({result})) >> 3"  # = charge_string's charge
+    return [
+        (0, f"if type({value}) is _int:"),
+        (1, f"{result} = _str({value})"),
+        (1, f"_M.memory = _m = _M.memory - ({words})"),
+        (1, "if _m < 0: _M.out_of_memory()"),
+        (0, f"elif type({value}) is _str:"),
+        (1, f"{result} = {value}"),
+        (0, "else:"),
+        (1, f"{result} = {builtin}({value})"),
+    ]
+
+
+def _length_of(kind: str) -> Callable[[str, str, list[str]], Lines]:
+    def inline(result: str, builtin: str, args: list[str]) -> Lines:
+        (value,) = args
+        return [(0, f"{result} = len({value}) if type({value}) is {kind} else {builtin}({value})")]
+
+    return inline
+
+
+INTRINSICS: dict[str, Intrinsic] = {
+    "to_string": Intrinsic(stdlib_globals.to_string, 1, _to_string),
+    "string_length": Intrinsic(stdlib_globals.string_length, 1, _length_of("_str")),
+    "String.length": Intrinsic(stdlib_string.length, 1, _length_of("_str")),
+    "length": Intrinsic(stdlib_globals.length, 1, _length_of("_list")),
+    "Array.length": Intrinsic(stdlib_array.length, 1, _length_of("_list")),
+}
+"""Inlinable builtins by qualified name."""
+
+
+def intrinsic_slots(builtin_slots: tuple[tuple[int, str], ...],
+                    bound: Mapping[int, Value]) -> dict[int, Intrinsic]:
+    """The global slots whose builtin is exactly a standard-library implementation with an
+    intrinsic (``bound``: slot -> the value the loader binds to it)."""
+    result = {}
+    for slot, name in builtin_slots:
+        intrinsic = INTRINSICS.get(name)
+        if intrinsic is not None and bound.get(slot) is intrinsic.implementation:
+            result[slot] = intrinsic
+    return result
