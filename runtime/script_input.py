@@ -86,11 +86,15 @@ class ScriptInputs:
         self._records: dict[str, tuple[Item, dict[str, Value]]] = {}
         self._tools_key: list[Any] | None = None
         self._tools: list[Value] = []
+        self._last_entries: list[Entry] = []
+        self._last_records: list[dict[str, Value]] = []
 
     def forget(self) -> None:
         """Drop every cached conversion (after a run mutated ChatML arrays in place)."""
         self._records.clear()
         self._tools_key = None
+        self._last_entries = []
+        self._last_records = []
 
     def record(self, entry: Entry) -> dict[str, Value]:
         """The ``{id; value}`` record of ``entry`` (cached)."""
@@ -102,11 +106,25 @@ class ScriptInputs:
         return record
 
     def items(self, history: Sequence[Entry]) -> list[dict[str, Value]]:
-        records = [self.record(entry) for entry in history]
-        if len(self._records) > 2 * len(history) + 64:
-            keep = {entry.entry_id for entry in history}
-            self._records = {k: v for k, v in self._records.items() if k in keep}
-        return records
+        """``ctx.items``: a fresh array of the cached records of ``history``.
+
+        Histories mostly grow at the end, so when the previous history is a
+        prefix of this one (compared entry by entry, identity first, at C
+        speed) only the new tail is looked up.
+        """
+        entries = list(history)
+        last = self._last_entries
+        known = len(last)
+        if known and len(entries) >= known and entries[:known] == last:
+            records = self._last_records + [self.record(entry) for entry in entries[known:]]
+        else:
+            records = [self.record(entry) for entry in entries]
+            if len(self._records) > 2 * len(entries) + 64:
+                keep = {entry.entry_id for entry in entries}
+                self._records = {k: v for k, v in self._records.items() if k in keep}
+        self._last_entries = entries
+        self._last_records = records
+        return list(records)
 
     def tools(self, tools: Sequence[Mapping[str, Any]]) -> list[Value]:
         key = list(tools)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from chatml import calls
 from chatml.calls import implements
+from chatml.json_values import JSON_TAGS
 from chatml.values import ChatMLFailure, Value, Variant
 from runtime.builtins.checks import (
     NONE,
@@ -18,7 +19,6 @@ from runtime.builtins.checks import (
     array_field,
     checked_item,
     field,
-    kind_of,
     record_arg,
     role_of,
     some,
@@ -32,13 +32,44 @@ def _items(qualified: str, ctx: Value) -> list[Value]:
 
 def _last(qualified: str, ctx: Value, keep: Callable[[Value], bool]) -> Variant:
     for item in reversed(_items(qualified, ctx)):
-        if keep(checked_item(qualified, item)["value"]):
+        # The item check of checked_item, inlined for well-formed items (the
+        # common case); anything else goes through it to raise its error.
+        value = item.get("value") if type(item) is dict else None
+        if not (type(value) is Variant and value.tag in JSON_TAGS
+                and type(item.get("id")) is str):
+            value = checked_item(qualified, item)["value"]
+        if keep(value):
             return some(item)
     return NONE
 
 
+def _string_field_in(name: str, accepted: frozenset[str]) -> Callable[[Value], bool]:
+    """A test that an item value's string field ``name`` is one of ``accepted``.
+
+    The same answer as ``json_string(json_field(value, name)) in accepted``
+    (the first entry named ``name`` decides), in one loop: these searches run
+    over the whole history.
+    """
+
+    def keep(value: Value) -> bool:
+        if type(value) is not Variant or value.tag != "Object" or len(value.args) != 1:
+            return False
+        entries = value.args[0]
+        if type(entries) is not list:
+            return False
+        for entry in entries:
+            if type(entry) is dict and entry.get("key") == name and "value" in entry:
+                found = entry["value"]
+                return (type(found) is Variant and found.tag == "String"
+                        and len(found.args) == 1 and type(found.args[0]) is str
+                        and found.args[0] in accepted)
+        return False
+
+    return keep
+
+
 def _role_is(expected: str) -> Callable[[Value], bool]:
-    return lambda value: (role_of(value) or "") == expected
+    return _string_field_in("role", frozenset((expected,)))
 
 
 def _new_array(items: list[Value]) -> list[Value]:
@@ -69,13 +100,12 @@ def last_system_item(ctx: Value) -> Variant:
 
 @implements("Context.last_tool_call")
 def last_tool_call(ctx: Value) -> Variant:
-    return _last("Context.last_tool_call", ctx, lambda value: kind_of(value) in TOOL_CALL_KINDS)
+    return _last("Context.last_tool_call", ctx, _string_field_in("type", TOOL_CALL_KINDS))
 
 
 @implements("Context.last_tool_result")
 def last_tool_result(ctx: Value) -> Variant:
-    return _last("Context.last_tool_result", ctx,
-                 lambda value: kind_of(value) in TOOL_RESULT_KINDS)
+    return _last("Context.last_tool_result", ctx, _string_field_in("type", TOOL_RESULT_KINDS))
 
 
 @implements("Context.find_item")
