@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from chatml.values import Variant
+from chatml.json_values import to_host
+from chatml.values import Value, Variant
 from runtime.ids import Entry, EntryAllocator
 from runtime.script_input import ScriptInputs, json_value
 
@@ -13,17 +14,22 @@ def _entries(count: int, allocator: EntryAllocator) -> list[Entry]:
             for index in range(count)]
 
 
-def _expected(history: list[Entry]) -> list[dict[str, object]]:
-    return [{"id": entry.entry_id, "value": json_value(entry.item)} for entry in history]
+def _expected(history: list[Entry]) -> list[tuple[str, object]]:
+    return [(entry.entry_id, to_host(json_value(entry.item))) for entry in history]
+
+
+def _plain(records: list[dict[str, Value]]) -> list[tuple[str, object]]:
+    """Records as comparable host data (variants compare by identity)."""
+    return [(record["id"], to_host(record["value"])) for record in records]
 
 
 def test_growing_history_gets_the_new_tail() -> None:
     inputs = ScriptInputs()
     allocator = EntryAllocator("t")
     history = _entries(5, allocator)
-    assert inputs.items(history) == _expected(history)
+    assert _plain(inputs.items(history)) == _expected(history)
     history += _entries(3, allocator)
-    assert inputs.items(history) == _expected(history)
+    assert _plain(inputs.items(history)) == _expected(history)
 
 
 def test_replaced_and_shortened_histories_are_converted_again() -> None:
@@ -34,10 +40,10 @@ def test_replaced_and_shortened_histories_are_converted_again() -> None:
     replaced = list(history)
     replaced[2] = Entry(history[2].entry_id, {"type": "message", "role": "assistant",
                                               "content": "changed"})
-    assert inputs.items(replaced) == _expected(replaced)
+    assert _plain(inputs.items(replaced)) == _expected(replaced)
     shortened = replaced[:3]
-    assert inputs.items(shortened) == _expected(shortened)
-    assert inputs.items(history) == _expected(history)
+    assert _plain(inputs.items(shortened)) == _expected(shortened)
+    assert _plain(inputs.items(history)) == _expected(history)
 
 
 def test_each_call_returns_a_fresh_array() -> None:
@@ -46,7 +52,7 @@ def test_each_call_returns_a_fresh_array() -> None:
     first = inputs.items(history)
     first[0] = {"id": "x", "value": Variant("Null", ())}
     first.append(first[1])
-    assert inputs.items(history) == _expected(history)
+    assert _plain(inputs.items(history)) == _expected(history)
 
 
 def test_forget_drops_reused_records() -> None:
@@ -55,5 +61,5 @@ def test_forget_drops_reused_records() -> None:
     before = inputs.items(history)
     inputs.forget()
     after = inputs.items(history)
-    assert after == before
+    assert _plain(after) == _plain(before)
     assert all(a is not b for a, b in zip(after, before, strict=True))
