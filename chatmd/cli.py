@@ -14,21 +14,23 @@ standard output (``compile --format json`` prints it to standard error, since
 standard output carries the artefact).
 
 Heavy modules (cattrs for ``--emit ir``) are imported only by the command
-that needs them, so ``chatmdc check`` starts fast. Run as a program (``argv``
+that needs them, so ``chatmdc check`` starts fast; a plain ``check`` command
+line is read without argparse (:mod:`common.quick_args`, same meaning). Run as a program (``argv``
 None), every command is a one-shot batch job and runs without the cyclic
 garbage collector (:func:`common.allocation.one_shot_process`).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from common.argparsing import ArgumentParser
+from common.quick_args import CommandSpec, quick_parse
 
 if TYPE_CHECKING:
+    import argparse
+
     from chatmd.frontend import CheckResult
     from common.diagnostics import Diagnostic
     from common.sources import SourceRegistry
@@ -99,7 +101,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 #: An emitter returns the text, or the text and warnings found while building it; it
 #: raises :class:`~common.diagnostics.DiagnosticError` when errors prevent the artefact.
 Emitted: TypeAlias = "str | tuple[str, Sequence[Diagnostic]]"
-Emitter: TypeAlias = Callable[["CheckResult", argparse.Namespace], Emitted]
+Emitter: TypeAlias = Callable[["CheckResult", "argparse.Namespace"], Emitted]
 
 
 class EmitUnavailable(Exception):
@@ -170,21 +172,32 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         return EXIT_ERRORS
     text, extra = (emitted, ()) if isinstance(emitted, str) else emitted
     diagnostics += extra
-    _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
     if args.output is None:
+        _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
         sys.stdout.write(text)
-    else:
-        from common.atomic import atomic_write_text
+        return EXIT_OK
+    from common.atomic import atomic_write_text
+    from common.output import unwritable_output
 
-        try:
-            atomic_write_text(args.output, text)
-        except OSError as exc:
-            sys.stderr.write(f"chatmdc: cannot write {args.output}: {exc.strerror or exc}\n")
-            return EXIT_USAGE
+    try:
+        atomic_write_text(args.output, text, create_folders=False)
+    except OSError as exc:
+        diagnostics.append(unwritable_output(args.output, exc, "chatmd.unwritable_output"))
+        _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
+        return EXIT_USAGE
+    _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
     return EXIT_OK
 
 
+#: ``chatmdc check`` as :func:`build_parser` declares it, for :func:`common.quick_args.quick_parse`.
+CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--confine": None}, "paths",
+                         many=True, defaults={"format": "text", "confine": False,
+                                              "run": _cmd_check})
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from common.argparsing import ArgumentParser
+
     parser = ArgumentParser(prog="chatmdc", description="Check and compile ChatMD prompts.")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -225,11 +238,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from common.allocation import one_shot_process
 
         one_shot_process()
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
+    args: argparse.Namespace | None = quick_parse(  # type: ignore[assignment]
+        sys.argv[1:] if argv is None else argv, CHECK_SPEC)
+    if args is None:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+            return int(exc.code or 0)
     return int(args.run(args))
 
 

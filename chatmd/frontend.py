@@ -15,8 +15,14 @@ Pipeline (data flows one way)::
 - Later phases add checks to ``check_prompt`` through :data:`PROMPT_CHECKS`:
   ``"module:function"`` names of callables ``(Prompt) -> Iterable[Diagnostic]``,
   imported on first use (so a check costs nothing until it runs). They run on
-  the best-effort prompt whenever the root file parsed, so their errors are
-  reported together with declaration errors.
+  the best-effort prompt, so their errors are reported together with
+  declaration errors.
+- A root file with parse errors is still lowered: every top-level element
+  that no parse error touched (:func:`chatmd.recovery.intact_part`) goes
+  through imports and declarations, so its independent errors are reported
+  too; the checks run on that partial prompt only when the dropped elements
+  were ones nothing refers to (messages, ``<config>``), so nothing cascades
+  from the broken region. Such a prompt is never returned (it has errors).
 
 Diagnostics found inside imported files carry the import chain as related
 notes ("imported from a.chatmd:3:1"), nearest importer first.
@@ -88,7 +94,7 @@ class CheckResult:
 
 
 class _Loaded:
-    """What loading found: the best-effort prompt (None only when the root did not parse)."""
+    """What loading found: the best-effort prompt (None when checks must not run on it)."""
 
     __slots__ = ("prompt", "diagnostics", "sources")
 
@@ -130,9 +136,14 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
     with gc_paused():
         parsed = parse(source)
         diagnostics = list(parsed.diagnostics)
-        if not parsed.ok:
-            return _Loaded(None, diagnostics, registry)
-        expanded = expand_imports(parsed.document, prompt_dir=prompt_dir, root_key=root_key,
+        document = parsed.document
+        checkable = True
+        if not parsed.ok:  # lower what the errors did not touch (chatmd.recovery)
+            from chatmd.recovery import intact_part  # only prompts with errors need it
+
+            intact = intact_part(parsed)
+            document, checkable = intact.document, intact.self_contained
+        expanded = expand_imports(document, prompt_dir=prompt_dir, root_key=root_key,
                                   confine=confine)
         prompt, lowering = lower_prompt(expanded, name=name, prompt_dir=prompt_dir,
                                         confine=confine)
@@ -140,7 +151,8 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
         registry.register(imported)
     diagnostics += expanded.diagnostics
     diagnostics += lowering
-    return _Loaded(prompt, _attach_chains(diagnostics, expanded.chains), registry)
+    return _Loaded(prompt if checkable else None, _attach_chains(diagnostics, expanded.chains),
+                   registry)
 
 
 def _unreadable(path: str, reason: str) -> Diagnostic:

@@ -18,6 +18,7 @@ import attrs
 
 from chatml.bytecode.code import CompiledModule
 from chatml.calls import IMPLEMENTATIONS, _load_standard_library, install
+from chatml.depth import retry_deep, run_deep, too_deep
 from chatml.values import Module, Value
 from common.diagnostics import Diagnostic, DiagnosticError
 from common.sources import SourceFile, Span
@@ -127,9 +128,16 @@ def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
     if errors:
         raise DiagnosticError(errors + warnings)
     names = surface_names(surface) if values is None else builtin_names(values)
-    resolution = resolve(parsed.program, names, kind_of)
-    module = compile_program(parsed.program, resolution, source_name=name, source_text=text,
-                             surface=surface)
+
+    def resolve_and_compile() -> CompiledModule:
+        try:
+            resolution = resolve(parsed.program, names, kind_of)
+        except RecursionError:
+            raise DiagnosticError(too_deep(parsed.program.span, "resolve", "resolve")) from None
+        return compile_program(parsed.program, resolution, source_name=name, source_text=text,
+                               surface=surface)
+
+    module = run_deep(resolve_and_compile)  # the stack budget the checker had
     return BuildResult(module, tuple(warnings), source)
 
 
@@ -143,8 +151,38 @@ class Artifact:
     from_cache: bool = False
 
 
+class UnreadableInput(DiagnosticError):
+    """The input file is not text the toolchain can read (``chatml`` exits 2, phase ``input``)."""
+
+
+def not_utf8_message(path: str, error: UnicodeDecodeError) -> str:
+    """The message for a file that is not UTF-8 (the same in every ``chatml`` subcommand)."""
+    return f"cannot read {path}: not UTF-8 text (invalid byte at offset {error.start})"
+
+
 def _bad_input(path: str, code: str, message: str) -> DiagnosticError:
     return DiagnosticError(Diagnostic.for_file(path, code, message, phase="parse"))
+
+
+def read_bytecode(data: bytes, name: str) -> CompiledModule:
+    """A bytecode file's module, every part validated: ``BytecodeFormatError`` if invalid.
+
+    :func:`~chatml.bytecode.serialize.deserialize` checks the container, the
+    constants, operand ranges and the line tables; the translator then checks
+    what only a walk of the code shows (stack discipline, every code object
+    ending in a return, blocks, loops, closure groups, patterns), so a file
+    that reads is one that loads. A valid module nested too deeply to
+    translate is ``DiagnosticError`` (``chatml.too_deep``), not invalid.
+    """
+    from chatml.bytecode.serialize import deserialize
+    from chatml.vm.translate import translate
+
+    module = deserialize(data)
+    try:
+        retry_deep(lambda: translate(module))
+    except RecursionError:
+        raise DiagnosticError(too_deep(name, "run", "compile")) from None
+    return module
 
 
 def build_file(path: str, data: bytes, *, surface: str | None = None,
@@ -156,11 +194,11 @@ def build_file(path: str, data: bytes, *, surface: str | None = None,
     ``use_cache`` is false. Raises ``DiagnosticError`` for bad input.
     """
     from chatml.bytecode.cache import cache_dir, cache_key, read_entry, write_entry
-    from chatml.bytecode.serialize import BytecodeFormatError, deserialize, is_bytecode
+    from chatml.bytecode.serialize import BytecodeFormatError, is_bytecode
 
     if is_bytecode(data):
         try:
-            module = deserialize(data)
+            module = read_bytecode(data, path)
         except BytecodeFormatError as error:
             raise _bad_input(path, "chatml.bad_bytecode", f"invalid bytecode file: {error}"
                              ) from None
@@ -172,8 +210,9 @@ def build_file(path: str, data: bytes, *, surface: str | None = None,
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise _bad_input(path, "chatml.bad_encoding",
-                         f"source is not valid UTF-8 (byte {error.start})") from None
+        raise UnreadableInput(Diagnostic.for_file(
+            path, "chatml.unreadable_file", not_utf8_message(path, error), phase="input")
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     surface = surface or DEFAULT_SURFACE
@@ -183,7 +222,8 @@ def build_file(path: str, data: bytes, *, surface: str | None = None,
     key = cache_key(text, surface, names)
     from chatml.bytecode.code import source_hash
 
-    cached = read_entry(folder, key, source_hash(text), surface)
+    cached = read_entry(folder, key, source_hash(text), surface,
+                        read=lambda entry: read_bytecode(entry, path))
     if cached is not None and cached.source_name == path:
         return Artifact(cached, (), source, from_cache=True)
     result = build_source(text, path, surface=surface, values=values, source=source)

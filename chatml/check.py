@@ -90,10 +90,16 @@ def check_file(path: str | os.PathLike[str], *, surface: object = "core") -> Che
     try:
         with open(display, encoding="utf-8") as handle:
             text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    except UnicodeDecodeError as error:
+        from chatml.build import not_utf8_message
+
         diagnostic = Diagnostic.for_file(display, "chatml.unreadable_file",
-                                         f"cannot read {display}: {reason}", phase="parse")
+                                         not_utf8_message(display, error), phase="input")
+        return CheckResult(None, None, None, (diagnostic,), readable=False)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        diagnostic = Diagnostic.for_file(display, "chatml.unreadable_file",
+                                         f"cannot read {display}: {reason}", phase="input")
         return CheckResult(None, None, None, (diagnostic,), readable=False)
     if text.startswith("\ufeff"):
         text = text[1:]

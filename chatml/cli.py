@@ -8,7 +8,9 @@ only the module of the subcommand it names (``check`` imports none of them:
 the REPL's and the runner's imports would be a large share of its start-up);
 ``--help`` and an unknown command import them all, so every subcommand is listed.
 Run as a program (``argv`` None), ``check`` is a one-shot batch job and runs
-without the cyclic garbage collector (:func:`common.allocation.one_shot_process`).
+without the cyclic garbage collector (:func:`common.allocation.one_shot_process`),
+and a plain ``check`` command line is read without argparse
+(:mod:`common.quick_args`, same meaning).
 
 ``chatml check [--format text|json] [--surface NAME] FILE`` parses and
 typechecks FILE against a builtin surface (default ``core``) and prints
@@ -22,13 +24,14 @@ reported, 2 on a usage error or an unreadable file.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from common.argparsing import ArgumentParser
+from common.quick_args import CommandSpec, quick_parse
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -98,6 +101,12 @@ def _register_check(subparsers: Any) -> None:
     check.set_defaults(handler=check_command)
 
 
+#: ``chatml check`` as :func:`_register_check` declares it, for :func:`quick_parse`.
+CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--surface": SURFACE_CHOICES},
+                         "file", many=False,
+                         defaults={"format": "text", "surface": "core", "handler": check_command})
+
+
 def _modules_for(command: str | None) -> list[str]:
     """The subcommand modules to register for a command line whose first word is ``command``."""
     if command == "check":
@@ -108,6 +117,10 @@ def _modules_for(command: str | None) -> list[str]:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``command``, only what that subcommand needs is imported."""
+    import importlib
+
+    from common.argparsing import ArgumentParser
+
     parser = ArgumentParser(prog="chatml", description="The ChatML toolchain.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_check(subparsers)
@@ -123,11 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from common.allocation import one_shot_process
 
         one_shot_process()
-    parser = build_parser(command)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # argparse reports usage errors with status 2
-        return int(exit_.code or 0)
+    args: argparse.Namespace | None = quick_parse(words, CHECK_SPEC)  # type: ignore[assignment]
+    if args is None:
+        try:
+            args = build_parser(command).parse_args(argv)
+        except SystemExit as exit_:  # argparse reports usage errors with status 2
+            return int(exit_.code or 0)
     return int(args.handler(args))
 
 

@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from common.numbers import abbreviate_digits, parse_int
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -28,9 +30,12 @@ EXIT_RUNTIME = 3
 
 def _positive(text: str) -> int:
     try:
-        value = int(text)
+        value = parse_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got "
+                                         f"{abbreviate_digits(text)!r}: too large")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
@@ -91,14 +96,14 @@ def _read(path: str, fmt: str) -> bytes | None:
             return handle.read()
     except OSError as error:
         _report([Diagnostic.for_file(path, "chatml.unreadable_file",
-                                     f"cannot read file: {error.strerror or error}",
-                                     phase="parse")], fmt)
+                                     f"cannot read {path}: {error.strerror or error}",
+                                     phase="input")], fmt)
         return None
 
 
 def _build(args: argparse.Namespace) -> tuple[Any, int]:
     """(artifact, 0) or (None, exit status)."""
-    from chatml.build import build_file
+    from chatml.build import UnreadableInput, build_file
     from chatml.calls import MissingImplementations
     from common.diagnostics import DiagnosticError
 
@@ -114,6 +119,9 @@ def _build(args: argparse.Namespace) -> tuple[Any, int]:
     except MissingImplementations as error:
         sys.stderr.write(f"chatml: cannot run with this surface: {error}\n")
         return None, EXIT_USAGE
+    except UnreadableInput as error:
+        _report(error.diagnostics, args.format)
+        return None, EXIT_USAGE
     except DiagnosticError as error:
         _report(error.diagnostics, args.format)
         return None, EXIT_ERROR
@@ -122,11 +130,12 @@ def _build(args: argparse.Namespace) -> tuple[Any, int]:
 
 def run_command(args: argparse.Namespace) -> int:
     from chatml.build import runtime_values
+    from chatml.bytecode.serialize import BytecodeFormatError
     from chatml.calls import ChatMLRuntimeError
     from chatml.limits import Limits
     from chatml.vm.loader import load
     from chatml.vm.run import on_large_stack, run_program
-    from common.diagnostics import DiagnosticError
+    from common.diagnostics import Diagnostic, DiagnosticError
 
     artifact, status = _build(args)
     if artifact is None:
@@ -143,6 +152,10 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except DiagnosticError as error:
         _report(error.diagnostics, args.format)
+        return EXIT_ERROR
+    except BytecodeFormatError as error:  # reading validated it: only a reader bug gets here
+        _report([Diagnostic.for_file(args.file, "chatml.bad_bytecode",
+                                     f"invalid bytecode: {error}", phase="parse")], args.format)
         return EXIT_ERROR
 
     def execute() -> None:
@@ -162,15 +175,16 @@ def run_command(args: argparse.Namespace) -> int:
 def compile_command(args: argparse.Namespace) -> int:
     from chatml.bytecode.serialize import serialize
     from common.atomic import atomic_write_bytes
+    from common.output import unwritable_output
 
     artifact, status = _build(args)
     if artifact is None:
         return status
     _report(artifact.warnings, args.format)
     try:
-        atomic_write_bytes(args.output, serialize(artifact.module))
+        atomic_write_bytes(args.output, serialize(artifact.module), create_folders=False)
     except OSError as error:
-        sys.stderr.write(f"chatml: cannot write {args.output}: {error.strerror or error}\n")
+        _report([unwritable_output(args.output, error, "chatml.unwritable_output")], args.format)
         return EXIT_USAGE
     return EXIT_OK
 

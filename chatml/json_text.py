@@ -52,6 +52,7 @@ from json.encoder import encode_basestring
 from typing import Any, Union
 
 from common.allocation import gc_paused
+from common.numbers import abbreviate_digits, parse_int
 
 
 class JsonObject(list):  # type: ignore[type-arg]
@@ -355,10 +356,10 @@ class _Parser:
                             _number_hint(token.group()))
         digits = strict.group()
         if self.exact_integers and digits.lstrip("-").isdigit():
-            try:
-                return int(digits), strict.end()
-            except ValueError:  # longer than Python's int-conversion limit
-                raise self.fail(f"integer {digits[:20]}... is too long", offset) from None
+            integer = parse_int(digits)
+            if integer is None:
+                raise self.fail(f"integer {abbreviate_digits(digits)} is too long", offset)
+            return integer, strict.end()
         value = float(digits)
         if math.isinf(value):
             raise self.fail(f"number {strict.group()} is too large for a double", offset,

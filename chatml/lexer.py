@@ -32,6 +32,7 @@ from typing import Any
 
 from chatml.tokens import BOOLEANS, EOF, KEYWORDS, SYMBOLS, Token
 from common.diagnostics import Diagnostic, DiagnosticError, Severity
+from common.numbers import MAX_DIGITS, abbreviate_digits, parse_int
 from common.sources import SourceFile, Span
 
 PHASE = "parse"
@@ -243,10 +244,11 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
                     add_kind("UIDENT")
                     add_value(word)
                 elif group == 7:
-                    value = int(word)
-                    if value > MAX_INT:
+                    value = int(word) if len(word) <= MAX_DIGITS else parse_int(word)
+                    if value is None or value > MAX_INT:
                         raise _error(source, start, end, "chatml.int_out_of_range",
-                                     f"int_of_string: integer literal {word} is out of range",
+                                     f"int_of_string: integer literal {abbreviate_digits(word)} "
+                                     "is out of range",
                                      f"ChatML integers are 63-bit: the largest is {MAX_INT}")
                     add_kind("INT")
                     add_value(value)

@@ -57,6 +57,7 @@ from chatml.parse_tables import ACCEPT, Tables, load_tables
 from chatml.syntax_errors import syntax_error
 from common.allocation import gc_paused
 from common.diagnostics import Diagnostic, DiagnosticError
+from common.records import fast_constructor
 from common.sources import SourceFile, Span
 
 __all__ = ["ParseResult", "parse_program", "parse_source"]
@@ -74,11 +75,13 @@ class ParseResult:
 # How the driver reduces each production (see _plan()).
 _CALL, _PICK, _UNIT, _LEAF, _SINGLE, _APPEND, _APPEND_SKIP, _EMPTY = range(8)
 
-#: Productions ``x : TERMINAL`` that build ``cls(token value, span)`` directly.
-_LEAVES: dict[str, type] = {
-    "int": Int, "float": Float, "bool": Bool, "string": String, "var": Var,
-    "p_var": PVar, "p_int": PInt, "p_float": PFloat, "p_bool": PBool, "p_string": PString,
-    "t_name": TName,
+#: Productions ``x : TERMINAL`` that build ``cls(token value, span)`` directly (through
+#: :func:`common.records.fast_constructor`: the same node, made at a third of the cost).
+_LEAVES: dict[str, Any] = {
+    action: fast_constructor(cls) for action, cls in (
+        ("int", Int), ("float", Float), ("bool", Bool), ("string", String), ("var", Var),
+        ("p_var", PVar), ("p_int", PInt), ("p_float", PFloat), ("p_bool", PBool),
+        ("p_string", PString), ("t_name", TName))
 }
 _LISTS = {"single": _SINGLE, "append": _APPEND, "append_skip": _APPEND_SKIP,
           "empty_list": _EMPTY}

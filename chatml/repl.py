@@ -36,7 +36,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -294,7 +294,9 @@ def _load(state: ReplState, path: str) -> tuple[ReplState, str]:
     except OSError as error:
         return state, f"cannot read {path}: {error.strerror}\n"
     except UnicodeDecodeError as error:
-        return state, f"cannot read {path}: not valid UTF-8 (byte {error.start})\n"
+        from chatml.build import not_utf8_message
+
+        return state, not_utf8_message(path, error) + "\n"
     if text.startswith("\ufeff"):
         text = text[1:]
     return evaluate(state, text, name=path)
@@ -304,11 +306,17 @@ def _load(state: ReplState, path: str) -> tuple[ReplState, str]:
 
 
 class AtomicFileHistory:
-    """prompt_toolkit history kept in a file of JSON lines, rewritten atomically on every entry."""
+    """prompt_toolkit history kept in a file of JSON lines, rewritten atomically on every entry.
+
+    One entry is one complete input: the lines of a multi-line input are kept
+    together (prompt_toolkit's own per-line storing is switched off, and the
+    loop calls :meth:`record` once the REPL has the whole input). Without a
+    ``path`` the history lives in memory only.
+    """
 
     MAX_ENTRIES = 1000
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
         from prompt_toolkit.history import History
 
         outer = self
@@ -320,11 +328,25 @@ class AtomicFileHistory:
             def store_string(self, string: str) -> None:
                 outer.append(string)
 
-        self.path = Path(path)
+            def append_string(self, string: str) -> None:
+                """Each accepted line: not stored (see :meth:`AtomicFileHistory.record`)."""
+
+            def record(self, entry: str) -> None:
+                History.append_string(self, entry)
+
+        self.path = None if path is None else Path(path)
         self.entries = self._read()
         self.history = _History()
 
+    def record(self, lines: Sequence[str]) -> None:
+        """Store one complete input (its lines joined), shown as one entry from now on."""
+        entry = "\n".join(lines)
+        if entry.strip():
+            self.history.record(entry)  # type: ignore[attr-defined]
+
     def _read(self) -> list[str]:
+        if self.path is None:
+            return []
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
@@ -341,6 +363,8 @@ class AtomicFileHistory:
 
     def append(self, entry: str) -> None:
         self.entries = (self.entries + [entry])[-self.MAX_ENTRIES:]
+        if self.path is None:
+            return
         text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in self.entries)
         with contextlib.suppress(OSError):  # an unwritable history must not end the session
             atomic_write_text(self.path, text)
@@ -360,28 +384,36 @@ def run_repl(state: ReplState | None = None, *, input: Any = None, output: Any =
     dummy output); ``write`` receives the REPL's answers (default: stdout).
     """
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import InMemoryHistory
 
     state = state or ReplState.start()
     emit = write or _stdout
-    stored = AtomicFileHistory(history).history if history is not None else InMemoryHistory()
-    session: PromptSession[str] = PromptSession(history=stored, input=input, output=output)
+    stored = AtomicFileHistory(history)
+    session: PromptSession[str] = PromptSession(history=stored.history, input=input,
+                                                output=output)
+    pending: list[str] = []  # the lines of the input being typed
     while not state.finished:
         try:
             line = session.prompt(state.prompt)
         except KeyboardInterrupt:
             state = interrupt(state)
+            pending = []
             continue
         except EOFError:
+            if pending:
+                stored.record(pending)
             if state.buffer:  # evaluate what was typed before leaving
                 state, answer = step(state, ";;")
                 if answer:
                     emit(answer)
             break
+        pending.append(line)
         try:
             state, answer = step(state, line)
         except KeyboardInterrupt:  # a long evaluation stopped: the run was rolled back
             state, answer = interrupt(state), "interrupted\n"
+        if not state.buffer:  # the input is complete: one history entry for all its lines
+            stored.record(pending)
+            pending = []
         if answer:
             emit(answer)
     return state

@@ -36,7 +36,7 @@ Printing follows spec 4.1: ``(int, string -> bool)``, ``{a: int; ...}``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 GENERIC = 1 << 30  #: the level of a quantified (generic) variable
 
@@ -418,81 +418,173 @@ def register_type_name(t: Type, name: str) -> None:
     _TYPE_NAMES[id(t)] = (t, name)
 
 
+class _Join:
+    """A pending compound: combines the texts of its ``count`` children (see :class:`_Printer`)."""
+
+    __slots__ = ("count", "combine", "key")
+
+    def __init__(self, count: int, combine: Callable[[list[str]], str], key: int | None) -> None:
+        self.count = count
+        self.combine = combine
+        self.key = key
+
+
 class _Printer:
+    """Prints types with an explicit work stack, never Python recursion.
+
+    A type can be as deep as the program that produced it (a 10,000-level
+    nested list literal has a 10,000-level type), far deeper than Python's
+    recursion limit; so ``show`` walks the tree iteratively: a compound type
+    pushes a :class:`_Join` and then its children, whose texts pile up on an
+    output stack until the join pops them and pushes the combined text.
+    Children are visited left to right, so variables are named in order of
+    appearance exactly as a recursive printer would name them.
+    """
+
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
         self.path: set[int] = set()
 
     def show(self, t: Type) -> str:
-        t = resolve(t)
-        if isinstance(t, Prim):
-            return t.name
-        if isinstance(t, TVar):
-            return self.namer.name(t)
-        if isinstance(t, TError):
-            return "<error>"
-        if isinstance(t, TRecVar):
-            return t.name
-        key = id(t)
-        named = _TYPE_NAMES.get(key)
-        if named is not None and named[0] is t:
-            return named[1]
-        if key in self.path:
-            return t.name if isinstance(t, TMu) else "'rec"
-        self.path.add(key)
-        try:
-            return self._compound(t)
-        finally:
-            self.path.discard(key)
-
-    def _compound(self, t: Type) -> str:
-        if isinstance(t, TArray):
-            return f"{self.show(t.elem)} array"
-        if isinstance(t, TRef):
-            return f"ref({self.show(t.elem)})"
-        if isinstance(t, TConstr):
-            if len(t.args) == 1:
-                return f"{self.show(t.args[0])} {t.name}"
-            return "(" + ", ".join(self.show(a) for a in t.args) + f") {t.name}"
-        if isinstance(t, TFun):
-            params = ", ".join(self.show(p) for p in t.params)
-            result = self.show(t.result)
-            return f"({params} -> {result})" if params else f"( -> {result})"
-        if isinstance(t, TTuple):
-            return "(" + " * ".join(self.show(e) for e in t.elems) + ")"
-        if isinstance(t, TRecord):
-            return self._record(t.row)
-        if isinstance(t, TVariant):
-            return self._variant(t.row)
-        if isinstance(t, TMu):
-            return f"mu {t.name}. {self.show(t.body)}"
-        if isinstance(t, (Row, RowEmpty)):
-            return self._record(t)
-        if isinstance(t, Flavor):
-            return t.name
-        return "?"
-
-    def _record(self, row: Type) -> str:
-        fields, tail = flatten_row(row)
-        parts = [f"{label}: {self.show(fields[label])}" for label in sorted(fields)]
-        if not isinstance(tail, RowEmpty):
-            parts.append("...")
-        return "{" + "; ".join(parts) + "}"
-
-    def _variant(self, row: Type) -> str:
-        fields, tail = flatten_row(row)
-        parts = ["`" + tag + self.payload(fields[tag]) for tag in sorted(fields)]
-        if not isinstance(tail, RowEmpty):
-            parts.append("...")
-        return "[" + " | ".join(parts) + "]"
+        return self._run([t], _single)
 
     def payload(self, payload: Type) -> str:
         payload = resolve(payload)
         if isinstance(payload, TTuple):
             if not payload.elems:
                 return ""
-            return "(" + ", ".join(self.show(e) for e in payload.elems) + ")"
-        return "(" + self.show(payload) + ")"
+            return self._run(list(payload.elems), _parenthesised)
+        return self._run([payload], _parenthesised)
+
+    def _run(self, roots: list[Type], combine: Callable[[list[str]], str]) -> str:
+        out: list[str] = []
+        work: list[Type | _Join] = [_Join(len(roots), combine, None), *reversed(roots)]
+        path = self.path
+        while work:
+            item = work.pop()
+            if type(item) is _Join:
+                count = item.count
+                parts = out[len(out) - count:] if count else []
+                if count:
+                    del out[len(out) - count:]
+                out.append(item.combine(parts))
+                if item.key is not None:
+                    path.discard(item.key)
+                continue
+            t = resolve(item)  # type: ignore[arg-type]
+            leaf = self.namer.name(t) if isinstance(t, TVar) else self._leaf(t)
+            if leaf is not None:
+                out.append(leaf)
+                continue
+            key = id(t)
+            if key in path:
+                out.append(t.name if isinstance(t, TMu) else "'rec")
+                continue
+            path.add(key)
+            children, combine = self._compound(t)
+            work.append(_Join(len(children), combine, key))
+            work.extend(reversed(children))
+        return out[0]
+
+    @staticmethod
+    def _leaf(t: Type) -> str | None:
+        """The text of a type without children (or printed by name), else None."""
+        if isinstance(t, Prim):
+            return t.name
+        if isinstance(t, TError):
+            return "<error>"
+        if isinstance(t, TRecVar):
+            return t.name
+        named = _TYPE_NAMES.get(id(t))
+        if named is not None and named[0] is t:
+            return named[1]
+        if isinstance(t, Flavor):
+            return t.name
+        return None
+
+    def _compound(self, t: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
+        """The children of ``t`` and how to combine their texts."""
+        if isinstance(t, TArray):
+            return [t.elem], lambda p: f"{p[0]} array"
+        if isinstance(t, TRef):
+            return [t.elem], lambda p: f"ref({p[0]})"
+        if isinstance(t, TConstr):
+            name = t.name
+            if len(t.args) == 1:
+                return [t.args[0]], lambda p: f"{p[0]} {name}"
+            return list(t.args), lambda p: "(" + ", ".join(p) + f") {name}"
+        if isinstance(t, TFun):
+            n_params = len(t.params)
+            return [*t.params, t.result], lambda p: (
+                f"({', '.join(p[:n_params])} -> {p[-1]})" if n_params else f"( -> {p[-1]})")
+        if isinstance(t, TTuple):
+            return list(t.elems), lambda p: "(" + " * ".join(p) + ")"
+        if isinstance(t, TRecord):
+            return self._record(t.row)
+        if isinstance(t, TVariant):
+            return self._variant(t.row)
+        if isinstance(t, TMu):
+            name = t.name
+            return [t.body], lambda p: f"mu {name}. {p[0]}"
+        if isinstance(t, (Row, RowEmpty)):
+            return self._record(t)
+        return [], lambda _: "?"
+
+    @staticmethod
+    def _record(row: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
+        fields, tail = flatten_row(row)
+        labels = sorted(fields)
+        open_ = not isinstance(tail, RowEmpty)
+
+        def combine(parts: list[str]) -> str:
+            texts = [f"{label}: {text}" for label, text in zip(labels, parts, strict=True)]
+            if open_:
+                texts.append("...")
+            return "{" + "; ".join(texts) + "}"
+
+        return [fields[label] for label in labels], combine
+
+    @staticmethod
+    def _variant(row: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
+        fields, tail = flatten_row(row)
+        tags = sorted(fields)
+        open_ = not isinstance(tail, RowEmpty)
+        children: list[Type] = []
+        shapes: list[int | None] = []  # per tag: payload element count, None for a single payload
+        for tag in tags:
+            payload = resolve(fields[tag])
+            if isinstance(payload, TTuple):
+                children.extend(payload.elems)
+                shapes.append(len(payload.elems))
+            else:
+                children.append(payload)
+                shapes.append(None)
+
+        def combine(parts: list[str]) -> str:
+            texts = []
+            index = 0
+            for tag, shape in zip(tags, shapes, strict=True):
+                if shape is None:
+                    texts.append(f"`{tag}({parts[index]})")
+                    index += 1
+                elif shape == 0:
+                    texts.append("`" + tag)
+                else:
+                    texts.append(f"`{tag}(" + ", ".join(parts[index:index + shape]) + ")")
+                    index += shape
+            if open_:
+                texts.append("...")
+            return "[" + " | ".join(texts) + "]"
+
+        return children, combine
+
+
+def _single(parts: list[str]) -> str:
+    return parts[0]
+
+
+def _parenthesised(parts: list[str]) -> str:
+    return "(" + ", ".join(parts) + ")"
 
 
 def show_type(t: Type, namer: Namer | None = None) -> str:

@@ -13,9 +13,17 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically, creating parent folders as needed."""
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
+                       create_folders: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, creating parent folders as needed.
+
+    With ``create_folders=False`` (a user-named output file) a missing parent
+    folder is :class:`MissingOutputFolder` instead: a typo in ``-o`` should not
+    quietly create a tree of folders.
+    """
     target = Path(path)
+    if not create_folders and not target.parent.is_dir():
+        raise MissingOutputFolder(str(target.parent))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -39,9 +47,17 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int |
     _fsync_directory(target.parent)
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8",
+                      create_folders: bool = True) -> None:
     """Replace ``path`` with ``text`` atomically (no newline translation)."""
-    atomic_write_bytes(path, text.encode(encoding))
+    atomic_write_bytes(path, text.encode(encoding), create_folders=create_folders)
+
+
+class MissingOutputFolder(FileNotFoundError):
+    """The folder of an output file does not exist (and was not to be created)."""
+
+    def __init__(self, folder: str) -> None:
+        super().__init__(2, f"the output folder {folder} does not exist", folder)
 
 
 def _fsync_directory(folder: Path) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from common.numbers import parse_int
+
 Item = Mapping[str, Any]
 """A Responses API item as Python JSON data."""
 
@@ -50,7 +52,10 @@ class EntryId:
         if colon <= 0 or not _is_number(length_text):
             raise InvalidEntryId(f"invalid entry id {text!r}: expected "
                                  "<byte length>:<namespace>:<sequence>, e.g. 7:session:12")
-        length = int(length_text)
+        length = parse_int(length_text)
+        if length is None:
+            raise InvalidEntryId(f"invalid entry id {text[:40]!r}...: the namespace length has "
+                                 "too many digits")
         end = colon + 1 + length
         if length == 0 or end >= len(data) or data[end:end + 1] != b":":
             raise InvalidEntryId(f"invalid entry id {text!r}: the length {length} does not "
@@ -58,7 +63,11 @@ class EntryId:
         if not _is_number(data[end + 1:]):
             raise InvalidEntryId(f"invalid entry id {text!r}: the sequence must be a decimal "
                                  "number without leading zeros")
-        return cls(data[colon + 1:end].decode("utf-8", "surrogatepass"), int(data[end + 1:]))
+        sequence = parse_int(data[end + 1:])
+        if sequence is None:
+            raise InvalidEntryId(f"invalid entry id {text[:40]!r}...: the sequence has too many "
+                                 "digits")
+        return cls(data[colon + 1:end].decode("utf-8", "surrogatepass"), sequence)
 
 
 def _is_number(text: bytes) -> bool:

@@ -32,6 +32,7 @@ import attrs
 from chatml import snapshot as data_values
 from chatml.values import Value
 from common.atomic import atomic_write_text
+from common.numbers import NumberTooLong, int_or_raise
 from runtime.errors import SnapshotDecodeError, SnapshotError
 from runtime.overlay import Overlay, OverlayDecodeError, overlay_from_json, overlay_to_json
 
@@ -151,10 +152,15 @@ def loads_json(text: str, what: str) -> Any:
         raise SnapshotDecodeError(f"{what}: {constant} is not JSON")
 
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=refuse)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=refuse,
+                          parse_int=int_or_raise)
     except json.JSONDecodeError as error:
         raise SnapshotDecodeError(f"{what}: not valid JSON: {error.msg} at line {error.lineno}, "
                                   f"column {error.colno}") from None
+    except NumberTooLong as error:
+        raise SnapshotDecodeError(f"{what}: {error}") from None
+    except RecursionError:
+        raise SnapshotDecodeError(f"{what}: JSON nested too deeply") from None
 
 
 def save_snapshot(path: str | os.PathLike[str], snapshot: ModeratorSnapshot) -> None:

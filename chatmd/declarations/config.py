@@ -18,6 +18,7 @@ from chatmd.declarations.attributes import lenient
 from chatmd.declarations.context import LoweringContext
 from chatmd.ir import Config
 from chatmd.provenance import Provenance
+from common.numbers import parse_int
 
 _INTEGER = re.compile(r"[+-]?[0-9][0-9_]*\Z")
 _FLOAT = re.compile(r"[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9][0-9_]*)?\Z")
@@ -29,8 +30,8 @@ def parse_integer(text: str) -> int | None:
     """``text`` as a config integer, or None when it is not one."""
     if not _INTEGER.match(text):
         return None
-    value = int(text.replace("_", ""))
-    return value if _INT_MIN <= value <= _INT_MAX else None
+    value = parse_int(text.replace("_", ""))
+    return value if value is not None and _INT_MIN <= value <= _INT_MAX else None
 
 
 def parse_float(text: str) -> float | None:

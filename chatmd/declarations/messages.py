@@ -21,6 +21,7 @@ from chatmd.declarations.text import render_import, render_nodes
 from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
+from common.numbers import parse_int
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
 TAG_ROLES = {
@@ -46,7 +47,9 @@ def canonical_history_id(value: str) -> bool:
     length_text = data[:colon]
     if colon <= 0 or not _is_number(length_text):
         return False
-    length = int(length_text)
+    length = parse_int(length_text)
+    if length is None:  # longer than any message could be
+        return False
     namespace_end = colon + 1 + length
     if length == 0 or namespace_end >= len(data) or data[namespace_end:namespace_end + 1] != b":":
         return False

@@ -30,6 +30,7 @@ from chatmd.loading import UnreadableFile, read_text, resolve, sha256_hex
 from chatmd.provenance import Provenance, qualify
 from chatmd.vocabulary import is_blank
 from common.diagnostics import Related
+from common.numbers import parse_int
 
 LIMIT_ATTRIBUTES = ("wall_time", "fuel", "max_tasks", "max_value", "max_output",
                     "max_array_items", "max_depth")
@@ -62,8 +63,8 @@ def parse_positive_count(text: str) -> int:
     """A positive decimal integer (within 64-bit range)."""
     if not _COUNT.match(text):
         raise LimitError("expected a positive whole number")
-    value = int(text)
-    if value <= 0 or value > _MAX_INT64:
+    value = parse_int(text)
+    if value is None or value <= 0 or value > _MAX_INT64:
         raise LimitError("expected a whole number greater than zero")
     return value
 
@@ -73,7 +74,8 @@ def parse_byte_size(text: str) -> int:
     match = _SIZE.match(text)
     if match is None:
         raise LimitError("expected a size in bytes, optionally with GiB, MiB, KiB or B (e.g. 16KiB)")
-    value = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    number = parse_int(match.group(1))
+    value = _MAX_INT64 + 1 if number is None else number * _SIZE_UNITS[match.group(2)]
     if value <= 0 or value > _MAX_INT64:
         raise LimitError("expected a size greater than zero")
     return value

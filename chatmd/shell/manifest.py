@@ -6,9 +6,24 @@ SHA-256 of the declaring file's text), every tool, the moderator binding, the
 extension scripts in use, the dependency edges and the required features.
 Canonical bytes are JSON with keys sorted recursively, no insignificant
 whitespace, UTF-8; ordered lists keep declaration order.
-``manifest_sha256`` is the SHA-256 of those bytes, so reordering runtime
-declarations does not change it but reordering rules, or editing a declaring
-file, does. Literal secrets never enter the payload.
+Literal secrets never enter the payload.
+
+``manifest_sha256`` is the SHA-256 of the canonical bytes of the payload's
+*semantic content* (:func:`semantic_content`): the payload without the
+``source`` record of each runtime and tool. That record is provenance -- the
+declaring file's name, folders and namespace, the start/end positions of the
+declaration and the SHA-256 of the whole file's text -- and stays in the
+manifest as metadata, but it describes where the declaration is written, not
+what it grants: moving a declaration, reordering its attributes or
+reformatting whitespace changes positions and the file hash without changing
+one setting. Issue 5 asks for a digest that is "stable across runs and
+independent of attribute order", which wins over the shell spec §6.8 sentence
+that editing a declaring file "even whitespace" must change it. Everything
+provenance could affect is in the semantic content already: namespaces
+qualify the ids, ``source_dir`` anchors relative paths (kept in each path
+expression), and script bodies enter through ``source_sha256`` of the
+extension scripts. So reordering runtime declarations, attributes or
+whitespace keeps the digest; reordering rules, or changing any value, does not.
 """
 
 from __future__ import annotations
@@ -159,6 +174,24 @@ class ShellManifest:
         return {"manifest_sha256": self.sha256, "manifest": self.payload}
 
 
+#: Keys of each runtime and tool record that are provenance, not meaning (left out of the digest).
+PROVENANCE_KEYS = frozenset({"source"})
+
+
+def semantic_content(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """``payload`` without the provenance records that the digest must not depend on."""
+    content = dict(payload)
+    for key in ("runtimes", "tools"):
+        content[key] = [{name: value for name, value in record.items()
+                         if name not in PROVENANCE_KEYS} for record in payload.get(key, ())]
+    return content
+
+
+def manifest_digest(payload: Mapping[str, Any]) -> str:
+    """``manifest_sha256``: the SHA-256 of the canonical bytes of the semantic content."""
+    return hashlib.sha256(canonical_bytes(semantic_content(payload))).hexdigest()
+
+
 def canonical_bytes(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
@@ -182,4 +215,4 @@ def build_manifest(*, platform: str, runtimes: Iterable[ShellAccessDecl],
                          for a, b, k in sorted(set(dependencies))],
         "required_features": sorted(set(required_features)),
     }
-    return ShellManifest(payload, hashlib.sha256(canonical_bytes(payload)).hexdigest())
+    return ShellManifest(payload, manifest_digest(payload))

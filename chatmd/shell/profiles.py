@@ -33,6 +33,7 @@ from chatmd.shell.sections import (
 )
 from chatmd.shell.settings import Setting
 from chatmd.shell.values import PathExpr
+from common.numbers import parse_int
 
 T = TypeVar("T")
 
@@ -66,9 +67,10 @@ def parse_profile_ref(reference: str) -> ProfileRef | None:
         return None
     if not version_text:
         return ProfileRef(name, None)
-    if not version_text.isdigit() or int(version_text) != CURRENT_VERSION:
+    version = parse_int(version_text) if version_text.isascii() and version_text.isdigit() else None
+    if version != CURRENT_VERSION:
         return None
-    return ProfileRef(name, int(version_text))
+    return ProfileRef(name, version)
 
 
 def profile_names() -> tuple[str, ...]:

@@ -16,6 +16,8 @@ import re
 
 import attrs
 
+from common.numbers import abbreviate_digits, parse_int
+
 #: The variables a path expression may start with (spec §2).
 PATH_VARIABLES: tuple[str, ...] = (
     "workspace", "source_dir", "prompt_dir", "tool_dir", "session_dir", "cache_dir", "home",
@@ -100,18 +102,19 @@ def parse_bytes(text: str) -> int:
     if match is None:
         raise ValueProblem(f"expected a whole number of bytes with an optional unit B, KiB, "
                            f"MiB or GiB (no fractions), found {text!r}")
-    value = int(match.group(1)) * _BYTE_UNITS[match.group(2)]
+    number = parse_int(match.group(1))
+    value = _INT64_MAX + 1 if number is None else number * _BYTE_UNITS[match.group(2)]
     if value > _INT64_MAX:
-        raise ValueProblem(f"byte size {text!r} is too large (the maximum is {_INT64_MAX} bytes)")
+        raise ValueProblem(f"byte size {abbreviate_digits(text)!r} is too large (the maximum is {_INT64_MAX} bytes)")
     return value
 
 
 def parse_uint(text: str) -> int:
     if _UINT.fullmatch(text) is None:
         raise ValueProblem(f"expected a whole number >= 0, found {text!r}")
-    value = int(text)
-    if value > _INT64_MAX:
-        raise ValueProblem(f"number {text!r} is too large (the maximum is {_INT64_MAX})")
+    value = parse_int(text)
+    if value is None or value > _INT64_MAX:
+        raise ValueProblem(f"number {abbreviate_digits(text)!r} is too large (the maximum is {_INT64_MAX})")
     return value
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from chatml.bytecode.code import FORMAT_VERSION, CompiledModule
@@ -79,14 +79,20 @@ def cache_key(text: str, surface: str, builtin_names: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def read_entry(folder: Path | None, key: str, source_hash: str, surface: str
-               ) -> CompiledModule | None:
-    """The cached module for ``key``, or ``None`` (missing, unreadable, corrupt or stale)."""
+def read_entry(folder: Path | None, key: str, source_hash: str, surface: str, *,
+               read: Callable[[bytes], CompiledModule] = deserialize) -> CompiledModule | None:
+    """The cached module for ``key``, or ``None`` (missing, unreadable, corrupt or stale).
+
+    ``read`` turns the entry's bytes into a module, raising
+    ``BytecodeFormatError`` for anything it finds invalid (pass a reader that
+    also verifies the code objects, as :func:`chatml.build.read_bytecode`
+    does): such an entry counts as stale, so the caller rebuilds and rewrites it.
+    """
     if folder is None:
         return None
     try:
         data = (folder / (key + SUFFIX)).read_bytes()
-        module = deserialize(data)
+        module = read(data)
     except (OSError, BytecodeFormatError):
         return None
     if module.source_hash != source_hash or module.surface != surface:

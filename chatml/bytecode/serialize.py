@@ -19,6 +19,7 @@ from typing import Any
 
 from chatml.bytecode.code import FORMAT_VERSION, CodeObject, CompiledModule
 from chatml.bytecode.opcodes import OPERANDS, Op
+from common.numbers import int_or_raise
 
 MAGIC = b"CHATMLBC"
 
@@ -118,7 +119,7 @@ def deserialize(data: bytes) -> CompiledModule:
             f"bytecode format version {version} is not supported (expected {FORMAT_VERSION})")
     try:
         text = zlib.decompress(data[len(MAGIC) + 2:]).decode("utf-8")
-        body = json.loads(text)
+        body = json.loads(text, parse_int=int_or_raise)
     except (zlib.error, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise BytecodeFormatError(f"corrupt bytecode body: {error}") from None
     _expect(isinstance(body, dict), "bytecode body is not an object")

@@ -28,9 +28,18 @@ lookup; a changed array simply gets a new index. Why the check is exact:
 
 The step and memory charges are those of the linear scan (``charge_scan``),
 whatever the lookup costs now, so budgets behave exactly as before.
+
+``set`` gives the cell a new array -- unless no one but the table can see the
+old one: when the only references to the entry array are the cell's and the
+index's (CPython's reference count says so; a script holding ``!t``, a host,
+or the undo journal of a transactional run all hold one more), nobody can
+tell a changed array from a changed copy, so the array is changed in place
+and an O(n) copy is saved. It is charged as the new array all the same.
 """
 
 from __future__ import annotations
+
+import sys
 
 from chatml import calls
 from chatml.calls import implements
@@ -100,6 +109,13 @@ def _build_index(table: Ref, entries: list[Value]) -> _Index | None:
     return cache
 
 
+_UNSHARED = 4
+"""``sys.getrefcount`` of an entry array held only by its cell, its index and the
+caller's local variable (plus the call's own argument)."""
+
+_getrefcount = sys.getrefcount
+
+
 def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _Index | None]:
     """(entry array, position of the first well-formed entry with ``key`` or -1, valid index).
 
@@ -109,8 +125,13 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
     if type(table) is not Ref or type(table.value) is not list or type(key) is not str:
         _entries(qualified, table, key)  # raises the spec's shape error
     entries = table.value
-    if len(entries) >= SCAN_CHARS_PER_STEP:  # charge_scan
-        METER.take(len(entries) // SCAN_CHARS_PER_STEP)
+    if len(entries) >= SCAN_CHARS_PER_STEP:  # charge_scan, with Meter.take's common case inlined
+        steps = len(entries) // SCAN_CHARS_PER_STEP
+        reserve = METER.reserve - steps
+        if reserve >= 0:
+            METER.reserve = reserve
+        else:
+            METER.take(steps)
     try:
         cache = table.lookup_cache
     except AttributeError:  # a ref never used as a table before
@@ -146,12 +167,23 @@ def create() -> Ref:
 def set_(table: Value, key: Value, value: Value) -> None:
     entries, position, cache = _find("Hashtbl.set", table, key)
     calls.charge_memory(ARRAY_COST + SLOT_COST * (len(entries) + 1))  # charge_array
+    entry = {"key": key, "value": value}
+    calls.journal_ref(table)
+    if cache is not None and _getrefcount(entries) == _UNSHARED:
+        # no one else sees the array: changing it is changing a copy (module docstring)
+        if position < 0:
+            cache.positions[key] = len(entries)
+            entries.append(entry)
+            cache.snapshot.append(entry)
+        else:
+            entries[position] = entry
+            cache.snapshot[position] = entry
+        return
     updated = entries.copy()
     if position < 0:
-        updated.append({"key": key, "value": value})
+        updated.append(entry)
     else:
-        updated[position] = {"key": key, "value": value}
-    calls.journal_ref(table)
+        updated[position] = entry
     table.value = updated
     if cache is not None:  # the index moves on to the new array
         if position < 0:

@@ -19,6 +19,7 @@ from chatml.calls import implements
 from chatml.json_values import JSON_SHAPE, JSON_TAGS, JsonShapeError
 from chatml.stdlib.checks import charge_array, charge_scan, charge_string, charge_text, shape
 from chatml.values import ChatMLFailure, Value, Variant
+from common.numbers import parse_int
 
 NONE = Variant("None")
 
@@ -188,10 +189,10 @@ def get_path(value: Value, path: Value) -> Variant:
             node = _json("Json.get_path", found.args[0])
         elif node.tag == "Array":
             elements = _payload(node, "Array")
-            if (type(elements) is not list or not (segment.isascii() and segment.isdigit())
-                    or int(segment) >= len(elements)):
+            index = parse_int(segment) if segment.isascii() and segment.isdigit() else None
+            if type(elements) is not list or index is None or index >= len(elements):
                 return NONE
-            node = _json("Json.get_path", elements[int(segment)])
+            node = _json("Json.get_path", elements[index])
         else:
             return NONE
     return _some(node)

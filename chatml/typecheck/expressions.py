@@ -12,7 +12,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
-from chatml.typecheck.records import join, reopen_parameter
+from chatml.typecheck.records import join, join_hint, reopen_parameter
 from chatml.typecheck.schemes import Scheme
 from chatml.types import (
     BOOL,
@@ -237,7 +237,8 @@ def infer_if(ck: Checker, e: ast.If) -> Type:
     try:
         return join(then_type, else_type)
     except UnifyError as error:
-        raise ck.unify_error(e.span, error, hint="both branches of `if` must have the same type"
+        raise ck.unify_error(e.span, error, hint=join_hint(
+            error, [e.then_branch, e.else_branch], "both branches of `if` must have the same type")
                              ) from None
 
 

@@ -19,7 +19,7 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
 from chatml.typecheck.pattern_display import show_pattern
-from chatml.typecheck.records import join
+from chatml.typecheck.records import join, join_hint
 from chatml.types import (
     BOOL,
     FLOAT,
@@ -186,8 +186,9 @@ def infer_match(ck: Checker, e: ast.Match) -> Type:
             try:
                 result = join(result, body)
             except UnifyError as error:
-                raise ck.unify_error(pattern.span, error,
-                                     hint="every arm of a match must have the same type") from None
+                raise ck.unify_error(pattern.span, error, hint=join_hint(
+                    error, [a.body for a in arms], "every arm of a match must have the same type")
+                                     ) from None
     check_exhaustive(ck, e, scrutinee)
     check_redundant(ck, e, scrutinee)
     assert result is not None

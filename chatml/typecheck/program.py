@@ -20,17 +20,13 @@ interpreter; what is nested deeper still gets a ``chatml.too_deep`` diagnostic.
 
 from __future__ import annotations
 
-import sys
-import threading
-from collections.abc import Callable
-from typing import TypeVar
-
 import chatml.typecheck.bindings
 import chatml.typecheck.expressions
 import chatml.typecheck.patterns
 import chatml.typecheck.records
 import chatml.typecheck.type_exprs  # noqa: F401  (registers typing rules)
 from chatml import ast
+from chatml.depth import run_deep
 from chatml.surfaces import Surface, alias_type, get_surface, module_type, scheme_of
 from chatml.typecheck.checker import Checker
 from chatml.typecheck.environment import Entry, entry_type
@@ -48,11 +44,6 @@ from chatml.types import (
 from common.allocation import gc_paused
 from common.diagnostics import Diagnostic
 from common.sources import Span
-
-_STACK_BYTES = 512 * 1024 * 1024
-_RECURSION_LIMIT = 40_000
-
-T = TypeVar("T")
 
 
 class Binding:
@@ -135,35 +126,6 @@ def install_surface(ck: Checker, surface: Surface, entries: SurfaceEntries | Non
         cached = _installed[id(surface)] = (surface, values, type_names)
     ck.env.values.update(cached[1])
     ck.type_names.update(cached[2])
-
-
-def run_deep(function: Callable[[], T]) -> T:
-    """Run ``function`` on a thread with a large stack and a high recursion limit."""
-    outcome: list[T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            outcome.append(function())
-        except BaseException as exc:  # re-raised in the caller's thread
-            failure.append(exc)
-
-    old_limit = sys.getrecursionlimit()
-    old_stack = threading.stack_size()
-    try:
-        threading.stack_size(_STACK_BYTES)
-        sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
-        worker = threading.Thread(target=target, name="chatml-typecheck")
-        worker.start()
-        worker.join()
-    except (RuntimeError, ValueError, MemoryError):  # no threads here: run inline
-        outcome.append(function())
-    finally:
-        threading.stack_size(old_stack)
-        sys.setrecursionlimit(old_limit)
-    if failure:
-        raise failure[0]
-    return outcome[0]
 
 
 def _flavor_name(flavor: Type) -> str:

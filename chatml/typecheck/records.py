@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
@@ -237,3 +239,28 @@ def _reopen(t: Type, level: int, active: set[int]) -> Type:
 
 
 __all__ = ["join", "reopen_parameter"]
+
+
+def join_hint(error: UnifyError, bodies: Sequence[ast.Expr], generic: str) -> str:
+    """The hint for branches (match arms, if/else) whose types do not join.
+
+    ``| `A -> Task.pure({ st with job = "x" }) | _ -> Task.pure(st)`` makes
+    ``st``'s row contain itself: records nested in a task (or a variant) are
+    unified, not joined (spec §4.7), and the copy-update adds ``job`` to the
+    type of ``st``. For that very common moderator pattern the hint says so and
+    gives the fix; otherwise it is ``generic``.
+    """
+    if error.code != errors.RECURSIVE_ROW:
+        return generic
+    for body in bodies:
+        for node in ast.walk(body):
+            if type(node) is ast.RecordExtend and type(node.base) is ast.Var:
+                base = node.base.name
+                labels = ", ".join(f"`{field.label}`" for field in node.fields)
+                return (f"one branch returns the copy-update {{ {base} with ... }}, which gives "
+                        f"{base} the field(s) {labels}, and another returns {base} itself: inside "
+                        f"a task or a variant the two record types are unified, not joined "
+                        f"(spec §4.7), so {base}'s type would have to contain itself. Give "
+                        f"{base} the field(s) {labels} from the start (e.g. in the initial "
+                        f"state), or annotate {base} with a record type that has them")
+    return generic

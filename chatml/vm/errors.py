@@ -119,7 +119,7 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
     frames, innermost_generated = _frames(error)
     code, message = classify(error, frames, innermost_generated)
     stack: list[tuple[str, str, int]] = []
-    related: list[Related] = []
+    callers: list[_TraceRun] = []
     located = None
     for info, code_index, instruction, _ in reversed(frames):
         code_object = info.module.codes[code_index]
@@ -128,17 +128,20 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
         stack.append((code_object.name, file, line))
         if located is None:
             located = (info, file, line, column, end_line, end_column)
+        elif callers and callers[-1].same_place(code_object.name, file, line, column):
+            callers[-1].repeats += 1
         else:
-            related.append(Related(f"called from {code_object.name}", file, line, column))
+            callers.append(_TraceRun(code_object.name, file, line, column))
     limit = error if isinstance(error, LimitExceeded) else None
     if located is None:
         diagnostic = Diagnostic.for_file(fallback_file, code, message, phase="runtime")
     else:
         info, file, line, column, end_line, end_column = located
+        related = _related(callers)
         hint = None
         if len(stack) > 1:
             hint = "ChatML stack (innermost first): " + " <- ".join(
-                f"{name} (line {line_no})" for name, _, line_no in stack)
+                [f"{stack[0][0]} (line {line})", *_hint_parts(callers)])
         diagnostic = Diagnostic(
             code=code, message=message, file=file, line=line, column=column,
             end_line=end_line, end_column=end_column, phase="runtime", hint=hint,
@@ -146,3 +149,58 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
         )
     result = ChatMLRuntimeError(diagnostic, message, stack, limit)
     return result
+
+
+#: A stack trace shows at most this many distinct call sites at each end (the rest elided).
+TRACE_HEAD = 10
+TRACE_TAIL = 10
+
+
+class _TraceRun:
+    """One call site of the stack trace, with how many consecutive frames repeat it."""
+
+    __slots__ = ("name", "file", "line", "column", "repeats")
+
+    def __init__(self, name: str, file: str, line: int, column: int) -> None:
+        self.name, self.file, self.line, self.column = name, file, line, column
+        self.repeats = 1
+
+    def same_place(self, name: str, file: str, line: int, column: int) -> bool:
+        return (self.line == line and self.column == column and self.name == name
+                and self.file == file)
+
+    def note(self) -> str:
+        if self.repeats == 1:
+            return f"called from {self.name}"
+        return f"called from {self.name} ... {self.name} called itself {self.repeats - 1:,} more times"
+
+
+def _bounded(runs: list[_TraceRun]) -> tuple[list[_TraceRun], int, list[_TraceRun]]:
+    """The first and last call sites to show, and how many frames lie between them."""
+    if len(runs) <= TRACE_HEAD + TRACE_TAIL:
+        return runs, 0, []
+    elided = sum(run.repeats for run in runs[TRACE_HEAD:-TRACE_TAIL])
+    return runs[:TRACE_HEAD], elided, runs[-TRACE_TAIL:]
+
+
+def _related(runs: list[_TraceRun]) -> list[Related]:
+    """The stack as ``related`` notes: repeats collapsed, at most TRACE_HEAD + TRACE_TAIL sites."""
+    head, elided, tail = _bounded(runs)
+    notes = [Related(run.note(), run.file, run.line, run.column) for run in head]
+    if elided:
+        first = tail[0]
+        notes.append(Related(f"... {elided:,} more frames not shown ...", first.file, first.line,
+                             first.column))
+    notes.extend(Related(run.note(), run.file, run.line, run.column) for run in tail)
+    return notes
+
+
+def _hint_parts(runs: list[_TraceRun]) -> list[str]:
+    head, elided, tail = _bounded(runs)
+
+    def part(run: _TraceRun) -> str:
+        text = f"{run.name} (line {run.line})"
+        return text if run.repeats == 1 else f"{text} x{run.repeats:,}"
+
+    middle = [f"... {elided:,} more frames ..."] if elided else []
+    return [part(run) for run in head] + middle + [part(run) for run in tail]

@@ -12,6 +12,12 @@ is the builtin's own:
 * ``String.length(s)`` / ``string_length(s)``: ``len(s)`` for a string;
 * ``length(a)`` / ``Array.length(a)``: ``len(a)`` for an array.
 
+When the translator knows the argument's type it needs no test at all
+(:meth:`chatml.vm.translate._Body.inline`): ``to_string`` of an int is
+``str(x)`` charged with the frame's batch of allocations
+(:mod:`chatml.vm.charges`), of a string the string itself, and the length of a
+string ``len(s)``.
+
 The loader uses an intrinsic only for a builtin slot bound to exactly the
 registered implementation (:func:`intrinsic_slots`); a host that brings its
 own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
@@ -41,6 +47,9 @@ class Intrinsic:
     arity: int
     inline: Callable[[str, str, list[str]], Lines]
     """(result variable, the builtin's atom, argument atoms) -> the lines computing it."""
+    kind: str
+    """What the builtin does (``to_string``, ``string_length``, ``array_length``): the
+    translator has simpler forms when it knows the argument's type."""
 
 
 def _to_string(result: str, builtin: str, args: list[str]) -> Lines:
@@ -67,11 +76,12 @@ def _length_of(kind: str) -> Callable[[str, str, list[str]], Lines]:
 
 
 INTRINSICS: dict[str, Intrinsic] = {
-    "to_string": Intrinsic(stdlib_globals.to_string, 1, _to_string),
-    "string_length": Intrinsic(stdlib_globals.string_length, 1, _length_of("_str")),
-    "String.length": Intrinsic(stdlib_string.length, 1, _length_of("_str")),
-    "length": Intrinsic(stdlib_globals.length, 1, _length_of("_list")),
-    "Array.length": Intrinsic(stdlib_array.length, 1, _length_of("_list")),
+    "to_string": Intrinsic(stdlib_globals.to_string, 1, _to_string, "to_string"),
+    "string_length": Intrinsic(stdlib_globals.string_length, 1, _length_of("_str"),
+                               "string_length"),
+    "String.length": Intrinsic(stdlib_string.length, 1, _length_of("_str"), "string_length"),
+    "length": Intrinsic(stdlib_globals.length, 1, _length_of("_list"), "array_length"),
+    "Array.length": Intrinsic(stdlib_array.length, 1, _length_of("_list"), "array_length"),
 }
 """Inlinable builtins by qualified name."""
 

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from chatml.bytecode.code import CompiledModule
+from chatml.depth import retry_deep, too_deep
 from chatml.values import Value, Variant
 from chatml.vm.intrinsics import intrinsic_slots
 from chatml.vm.runtime import base_namespace
@@ -93,19 +94,49 @@ def _bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dic
     return bound
 
 
+#: Each nested closure is a nested Python ``def`` (one more indentation level), and
+#: CPython's tokenizer allows 100 levels: a deeper program can never be loaded.
+MAX_CLOSURE_NESTING = 95
+
+
+def _check_closure_nesting(module: CompiledModule) -> None:
+    """``chatml.too_deep`` at the first closure nested deeper than Python allows (cheap, early)."""
+    codes = module.codes
+    for code in codes:
+        depth, parent = 0, code.parent
+        while 0 <= parent < len(codes) and depth <= MAX_CLOSURE_NESTING:
+            depth, parent = depth + 1, codes[parent].parent
+        if depth > MAX_CLOSURE_NESTING and code.positions:
+            line, column, end_line, end_column = code.positions[0]
+            raise DiagnosticError(Diagnostic(
+                code="chatml.too_deep", file=module.source_name, line=line, column=column,
+                end_line=end_line, end_column=end_column, phase="compile",
+                message=f"functions are nested more than {MAX_CLOSURE_NESTING} deep: "
+                        "too deep to run",
+                hint="define the inner functions at top level (or as separate bindings)"))
+
+
 def load(module: CompiledModule, builtins: Mapping[str, Value],
-         source: SourceFile | None = None, *, range_analysis: bool = True) -> LoadedProgram:
+         source: SourceFile | None = None, *, range_analysis: bool = True,
+         batch_charges: bool = True) -> LoadedProgram:
     """Prepare ``module`` to run with the given builtin values (by surface name).
 
     Raises ``DiagnosticError`` when a builtin the module needs is missing or
     the program is too deeply nested for the host, and
     ``BytecodeFormatError`` for malformed bytecode. ``range_analysis=False``
-    translates without leaving out provably redundant range checks (see
-    :func:`~chatml.vm.translate.translate`; for testing).
+    translates without leaving out provably redundant range checks, and
+    ``batch_charges=False`` charges every allocation on its own (see
+    :func:`~chatml.vm.translate.translate`; both for testing).
     """
     bound = _bind_builtins(module, builtins)
-    translation = translate(module, range_analysis=range_analysis,
-                            intrinsics=intrinsic_slots(module.builtin_slots, bound))
+    intrinsics = intrinsic_slots(module.builtin_slots, bound)
+    _check_closure_nesting(module)
+    try:
+        translation = retry_deep(lambda: translate(module, range_analysis=range_analysis,
+                                                   intrinsics=intrinsics,
+                                                   batch_charges=batch_charges))
+    except RecursionError:
+        raise DiagnosticError(too_deep(module.source_name, "run", "compile")) from None
     namespace = base_namespace()
     for name, value in translation.constants.items():
         if isinstance(value, tuple) and value[:1] == ("variant",):
@@ -118,7 +149,7 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)  # e.g. `5['x']` in hand-made bytecode
-            code = compile(translation.source, filename, "exec")
+            code = retry_deep(lambda: compile(translation.source, filename, "exec"))
     except (SyntaxError, RecursionError, MemoryError) as error:
         raise DiagnosticError(Diagnostic.for_file(
             module.source_name, "chatml.too_deep",

@@ -14,6 +14,7 @@ from chatml.calls import TailCall
 from chatml.limits import METER
 from chatml.stdlib.equality import values_equal
 from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, Variant
+from chatml.vm.charges import STRING_WORDS
 
 OVERFLOW_MESSAGE = "integer overflow"
 
@@ -65,4 +66,5 @@ def base_namespace() -> dict[str, Any]:
         "_jref": journal_ref,
         "_MIN": MIN_INT,
         "_MAX": MAX_INT,
+        "_W": STRING_WORDS,
     }

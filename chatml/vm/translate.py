@@ -57,6 +57,7 @@ from chatml.bytecode.code import FREE, LOCAL, CompiledModule
 from chatml.bytecode.opcodes import Op
 from chatml.bytecode.serialize import BytecodeFormatError
 from chatml.limits import COST, WORD
+from chatml.vm.charges import INT_TEXT, MAX_TEXT, Batch, Text, replay_lines
 from chatml.vm.intrinsics import Intrinsic
 
 _ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
@@ -72,12 +73,26 @@ _ANY = (_MIN_INT, _MAX_INT)
 _MIN_TEXT = "-4611686018427387904"
 _MAX_TEXT = "4611686018427387903"
 # The first comparison of each check is against a CPython single-digit int, which the
-# interpreter specialises; only values beyond 2**30 pay for the 63-bit comparison.
+# interpreter specialises; only values beyond 2**30 pay for the 63-bit comparison (one
+# more: a two-sided check picks the side by its first comparison).
 _SMALL_TEXT = "1073741823"
-_RANGE = (f"if ({{t}} > {_SMALL_TEXT} or {{t}} < -{_SMALL_TEXT}) "
-          f"and not {_MIN_TEXT} <= {{t}} <= {_MAX_TEXT}: _ovf()")
-_ABOVE = f"if {{t}} > {_SMALL_TEXT} and {{t}} > {_MAX_TEXT}: _ovf()"
-_BELOW = f"if {{t}} < -{_SMALL_TEXT} and {{t}} < {_MIN_TEXT}: _ovf()"
+_RANGE = (f"({{t}} > {_MAX_TEXT} if {{t}} > {_SMALL_TEXT} "
+          f"else {{t}} < -{_SMALL_TEXT} and {{t}} < {_MIN_TEXT})")
+_ABOVE = f"{{t}} > {_SMALL_TEXT} and {{t}} > {_MAX_TEXT}"
+_BELOW = f"{{t}} < -{_SMALL_TEXT} and {{t}} < {_MIN_TEXT}"
+"""Conditions under which the int ``t`` has left the range (on both sides, above, below)."""
+
+_BATCHED = frozenset({
+    Op.CONST, Op.LOAD_LOCAL, Op.LOAD_FREE, Op.LOAD_GLOBAL, Op.STORE_LOCAL, Op.POP,
+    Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.FADD, Op.FSUB, Op.FMUL, Op.FNEG, Op.CONCAT,
+    Op.LT, Op.GT, Op.LE, Op.GE, Op.FLT, Op.FGT, Op.FLE, Op.FGE, Op.EQ_PRIM, Op.NE_PRIM,
+    Op.MAKE_RECORD, Op.MAKE_VARIANT, Op.MAKE_ARRAY, Op.MAKE_REF,
+})
+"""Instructions that keep a batch of memory charges open (see :mod:`chatml.vm.charges`):
+under the bytecode's typing contract they cannot fail (an int result's range check
+replays the batch before it raises) and nothing outside the frame sees them. Every
+other instruction charges the batch first (``DIV`` and intrinsic calls: unless
+they are known to be infallible, see :meth:`_Body.keeps_batch`)."""
 
 
 def _int_literal(atom: str) -> int | None:
@@ -162,9 +177,10 @@ def _pattern_slots(pattern: Any) -> list[int]:
 
 class _Translator:
     def __init__(self, module: CompiledModule, range_analysis: bool,
-                 intrinsics: Mapping[int, Intrinsic]) -> None:
+                 intrinsics: Mapping[int, Intrinsic], batch_charges: bool = True) -> None:
         self.module = module
         self.range_analysis = range_analysis
+        self.batch_charges = batch_charges
         stored = _stored_globals(module)
         self.intrinsics = {f"g{slot}": intrinsic for slot, intrinsic in intrinsics.items()
                            if slot not in stored}
@@ -279,6 +295,12 @@ class _Body:
         self.comparisons: dict[str, tuple[Op, str, str]] = {}
         """Int comparison atoms -> (op, left, right), to learn intervals from conditions."""
         self.own_name = re.compile(rf"(v{index}_|t)\d+")
+        self.batch = Batch()
+        """Memory charges not yet made (see :mod:`chatml.vm.charges`)."""
+        self.texts: dict[str, Text] = {}
+        """String literals and temporaries of bounded length (never reassigned)."""
+        self.ints: set[str] = set()
+        """Temporaries holding int results (never reassigned), whatever their interval."""
 
     def temp(self) -> str:
         self.temps += 1
@@ -316,15 +338,98 @@ class _Body:
         """
         rounded = nbytes + WORD - 1
         if not items:
-            amount = str(rounded // WORD)
-        elif per_item % WORD == 0:  # (rounded + per_item * n) // WORD, without the shift
+            self.batch.add_words(rounded // WORD, (self.index, self.pc))
+            return
+        if per_item % WORD == 0:  # (rounded + per_item * n) // WORD, without the shift
             words = per_item // WORD
             amount = f"{rounded // WORD} + {items if words == 1 else f'{words} * {items}'}"
         else:
             scaled = items if per_item == 1 else f"{per_item} * {items}"
             amount = f"({rounded} + {scaled}) >> 3"
-        self.emit(f"_M.memory = _m = _M.memory - ({amount})")
-        self.emit("if _m < 0: _M.out_of_memory()")
+        self.batch.add_expression(amount, (self.index, self.pc))
+        self.flush()
+
+    def flush(self) -> None:
+        """Make the pending charges: one meter update, and when it takes the budget below
+        zero, the charges again one by one (each at its own instruction)."""
+        if not self.batch:
+            return
+        total = self.batch.total(self.tr.constants)
+        items = self.batch.take()
+        if len(items) == 1:
+            for line, where in replay_lines(items):
+                self.tr.emit(line, self.indent, where)
+            return
+        self.emit(f"_M.memory = _m = _M.memory - ({total})")
+        self.emit("if _m < 0:")
+        self.emit(f"_M.memory = _m + ({total})", self.indent + 1)
+        for line, where in replay_lines(items):
+            self.tr.emit(line, self.indent + 1, where)
+
+    def fail_if(self, condition: str, failure: str) -> None:
+        """``if condition: failure``, making the pending charges first on that path (an
+        earlier allocation that runs out of memory fails first, as it would unbatched)."""
+        if not self.batch:
+            self.emit(f"if {condition}: {failure}")
+            return
+        self.emit(f"if {condition}:")
+        for line, where in replay_lines(self.batch.items):
+            self.tr.emit(line, self.indent + 1, where)
+        self.emit(failure, self.indent + 1)
+
+    def keeps_batch(self, op: Op, a: int) -> bool:
+        """Whether the instruction ``op a`` leaves the pending charges pending."""
+        if op in _BATCHED:
+            return True
+        if op is Op.DIV:
+            return len(self.stack) >= 2 and self.interval(self.stack[-1])[0] > 0
+        if op is Op.CALL or op is Op.CALL_RAW:
+            if len(self.stack) <= a:
+                return False
+            intrinsic = self.tr.intrinsics.get(self.stack[-a - 1])
+            return (intrinsic is not None and intrinsic.arity == a
+                    and self.typed_intrinsic(intrinsic, self.stack[-a:]) is not None)
+        return False
+
+    def known_int(self, atom: str) -> bool:
+        """``atom`` is an int (it has a known interval, or is an int literal)."""
+        return self.tr.range_analysis and (atom in self.bounds or atom in self.ints
+                                           or _int_literal(atom) is not None)
+
+    def typed_intrinsic(self, intrinsic: Intrinsic, args: list[str]) -> str | None:
+        """The form of an intrinsic call whose argument type is known: ``"int_text"``
+        (``to_string`` of an int), ``"same_text"`` (``to_string`` of a string),
+        ``"text_length"`` (the length of a string); ``None`` otherwise."""
+        (value,) = args
+        if intrinsic.kind == "to_string":
+            if self.known_int(value):
+                return "int_text"
+            return "same_text" if value in self.texts else None
+        if intrinsic.kind == "string_length" and value in self.texts:
+            return "text_length"
+        return None
+
+    def inline(self, intrinsic: Intrinsic, t: str, fn: str, args: list[str]) -> None:
+        """``t = fn(*args)`` for the intrinsic builtin ``fn``, inlined."""
+        form = self.typed_intrinsic(intrinsic, args)
+        (value,) = args
+        if form == "int_text":  # at most INT_TEXT code points: charged with the batch
+            self.emit(f"{t} = _str({value})")
+            self.texts[t] = Text(0, ((t, INT_TEXT),), INT_TEXT)
+            self.batch.add_string(t, self.texts[t], (self.index, self.pc))
+        elif form == "same_text":  # the string itself: nothing new, nothing charged
+            self.emit(f"{t} = {value}")
+            self.texts[t] = self.texts[value]
+        elif form == "text_length":
+            self.emit(f"{t} = len({value})")
+            self.assign(t, (0, self.texts[value].bound))
+            self.ints.add(t)
+        else:
+            for extra, line in intrinsic.inline(t, fn, args):
+                self.emit(line, self.indent + extra)
+            if intrinsic.kind in ("string_length", "array_length"):
+                self.assign(t, (0, _MAX_INT))  # the builtins return lengths (or raise)
+                self.ints.add(t)
 
     # ------------------------------------------------------------------ intervals
     #
@@ -352,9 +457,10 @@ class _Body:
             return literal, literal
         return _ANY
 
-    def assign(self, name: str, interval: tuple[int, int]) -> None:
-        """``name`` now holds a value of ``interval`` (``_ANY``: nothing known)."""
-        if interval == _ANY:
+    def assign(self, name: str, interval: tuple[int, int], is_int: bool = False) -> None:
+        """``name`` now holds a value of ``interval`` (``_ANY``: nothing known, unless
+        ``is_int``: an int, of any value)."""
+        if interval == _ANY and not is_int:
             self.bounds.pop(name, None)
         else:
             self.bounds[name] = interval
@@ -438,11 +544,11 @@ class _Body:
     def check_range(self, t: str, lo: int, hi: int) -> None:
         """Emit the range check of the int result ``t`` known to lie in [lo, hi]."""
         if hi > _MAX_INT and lo < _MIN_INT:
-            self.emit(_RANGE.format(t=t))
+            self.fail_if(_RANGE.format(t=t), "_ovf()")
         elif hi > _MAX_INT:
-            self.emit(_ABOVE.format(t=t))
+            self.fail_if(_ABOVE.format(t=t), "_ovf()")
         elif lo < _MIN_INT:
-            self.emit(_BELOW.format(t=t))
+            self.fail_if(_BELOW.format(t=t), "_ovf()")
         self.assign(t, (max(lo, _MIN_INT), min(hi, _MAX_INT)))
 
     def const_arg(self, k: int) -> Any:
@@ -465,7 +571,12 @@ class _Body:
             op, a, b = instructions[self.pc]
             if self.terminated and op not in (Op.ELSE, Op.END):
                 raise _fail(f"unreachable instruction {self.pc} in code {self.index}")
-            self.step(Op(op), a, b)
+            op = Op(op)
+            if self.batch and not self.keeps_batch(op, a):
+                self.flush()
+            self.step(op, a, b)
+            if not self.tr.batch_charges and not self.terminated:
+                self.flush()
             self.pc += 1
         if self.blocks or not self.terminated:
             raise _fail(f"code {self.index} does not end with a return")
@@ -473,7 +584,11 @@ class _Body:
     def step(self, op: Op, a: int, b: int) -> None:  # noqa: C901 - one case per opcode
         stack = self.stack
         if op is Op.CONST:
-            stack.append(self.tr.literal(a))
+            atom = self.tr.literal(a)
+            value = self.tr.module.consts[a]
+            if type(value) is str and len(value) <= MAX_TEXT:
+                self.texts[atom] = Text(len(value), (), len(value))
+            stack.append(atom)
         elif op is Op.LOAD_LOCAL:
             stack.append(self.tr.local(self.index, a))
         elif op is Op.LOAD_FREE:
@@ -485,7 +600,7 @@ class _Body:
             value = self.pop1()
             self.settle(name)
             self.emit(f"{name} = {value}")
-            self.assign(name, self.interval(value))
+            self.assign(name, self.interval(value), self.known_int(value))
         elif op is Op.STORE_GLOBAL:
             if self.index != 0:
                 raise _fail("STORE_GLOBAL outside the top level")
@@ -510,7 +625,12 @@ class _Body:
             left, right = self.pop(2)
             t = self.temp()
             self.emit(f"{t} = {left} + {right}")
-            self.charge(COST["string"], 1, f"len({t})")
+            known = self.texts.get(left), self.texts.get(right)
+            if known[0] and known[1] and known[0].bound + known[1].bound <= MAX_TEXT:
+                self.texts[t] = known[0] + known[1]
+                self.batch.add_string(t, self.texts[t], (self.index, self.pc))
+            else:
+                self.charge(COST["string"], 1, f"len({t})")
             stack.append(t)
         elif op in _COMPARE:
             left, right = self.pop(2)
@@ -616,8 +736,7 @@ class _Body:
             t = self.temp()
             intrinsic = self.tr.intrinsics.get(fn)
             if intrinsic is not None and intrinsic.arity == a:
-                for extra, line in intrinsic.inline(t, fn, args):
-                    self.emit(line, self.indent + extra)
+                self.inline(intrinsic, t, fn, args)
                 stack.append(t)  # a builtin: it never returns a tail call
                 return
             self.emit(f"{t} = {fn}({', '.join(args)})")
@@ -731,8 +850,9 @@ class _Body:
             t = self.temp()  # may divide by zero: evaluated here, at its own instruction
             self.emit(f"{t} = {left} // {right} if ({left} ^ {right}) >= 0 "
                       f"else -(-{left} // {right})")
+            self.ints.add(t)
             if llo == _MIN_INT and rlo <= -1 <= rhi:  # only min_int / -1 leaves the range
-                self.emit(_RANGE.format(t=t))
+                self.fail_if(_RANGE.format(t=t), "_ovf()")
             self.stack.append(t)
         else:
             left, right = self.pop(2)
@@ -756,11 +876,12 @@ class _Body:
         """
         if lo >= _MIN_INT and hi <= _MAX_INT and all(_PLAIN.fullmatch(o) for o in operands):
             atom = f"({expression})"
-            self.assign(atom, (lo, hi))
+            self.assign(atom, (lo, hi), True)
         else:
             atom = self.temp()
             self.emit(f"{atom} = {expression}")
             self.check_range(atom, lo, hi)
+            self.ints.add(atom)
         self.stack.append(atom)
 
     # ------------------------------------------------------------------ closures
@@ -818,6 +939,7 @@ class _Body:
             if target != f"_c{code_index}":
                 self.emit(f"{target} = _c{code_index}")
             self.charge(COST["closure"])
+        self.flush()  # where the closures are made (inside the factory, if any)
         self.indent = saved_pc_indent
         if factory is not None:
             self.emit(f"return ({''.join(t + ', ' for t in targets)})", indent)
@@ -965,21 +1087,25 @@ class _Body:
 
 
 def translate(module: CompiledModule, *, range_analysis: bool = True,
-              intrinsics: Mapping[int, Intrinsic] | None = None) -> Translation:
+              intrinsics: Mapping[int, Intrinsic] | None = None,
+              batch_charges: bool = True) -> Translation:
     """The Python source of ``module`` (raises ``BytecodeFormatError`` on malformed bytecode).
 
     ``range_analysis=False`` range-checks every integer result and array index
     (the reference the analysis is tested against); the two translations
     behave identically. ``intrinsics`` (global slot -> inline form, see
     :mod:`chatml.vm.intrinsics`) inlines calls of those builtins.
+    ``batch_charges=False`` makes every memory charge where its allocation is
+    (the reference :mod:`chatml.vm.charges` is tested against).
     """
     if not module.codes:
         raise _fail("no code objects")
-    translator = _Translator(module, range_analysis, intrinsics or {})
+    translator = _Translator(module, range_analysis, intrinsics or {}, batch_charges)
     try:
         translation = translator.translate()
-    except (TypeError, ValueError, IndexError, KeyError, RecursionError) as error:
+    except (TypeError, ValueError, IndexError, KeyError) as error:
         raise _fail(f"malformed bytecode ({type(error).__name__}: {error})") from None
+    # A RecursionError propagates: deep nesting is not malformed (see chatml.depth).
     missing = set(range(len(module.codes))) - translator.translated
     if missing:
         raise _fail(f"code objects never created: {sorted(missing)[:5]}")

@@ -99,6 +99,7 @@ def test_compile_ir_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_compile_ir_to_file_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "out" / "ir.json"
+    target.parent.mkdir()  # a missing output folder is an error (tests/test_cli_input_output.py)
     assert main(["compile", str(EXAMPLE), "--emit", "ir", "-o", str(target)]) == 0
     assert capsys.readouterr().out == ""
     assert ir_from_json(target.read_text(encoding="utf-8")) == load_prompt(EXAMPLE)

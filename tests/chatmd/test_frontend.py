@@ -36,10 +36,16 @@ def test_load_prompt_raises_every_error(tmp_path: Path) -> None:
         ("chatmd.missing_attribute", str(path), 1), ("chatmd.tool_empty_name", str(path), 2)]
 
 
-def test_parse_errors_stop_before_declarations() -> None:
+def test_parse_errors_do_not_hide_independent_declaration_errors() -> None:
     result = check_prompt_text("<msg>x</msg>\n<user>y</assistant>", checks=())
-    assert [d.code for d in result.diagnostics] == ["chatmd.mismatched_tag"]
+    assert [(d.code, d.line) for d in result.diagnostics] == [
+        ("chatmd.mismatched_tag", 2), ("chatmd.missing_attribute", 1)]
     assert result.prompt is None and result.has_errors
+
+
+def test_the_broken_element_itself_is_not_lowered() -> None:
+    result = check_prompt_text('<msg role="bogus">x</assistant>', checks=())
+    assert [d.code for d in result.diagnostics] == ["chatmd.mismatched_tag"]
 
 
 def test_unreadable_root() -> None:

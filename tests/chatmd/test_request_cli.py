@@ -128,6 +128,7 @@ def test_emit_chatmd_gives_canonical_text_that_loads_back(prompt_file: Path,
 
 def test_emit_chatmd_to_a_file(prompt_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = prompt_file.parent / "out" / "canonical.chatmd"
+    target.parent.mkdir()  # a missing output folder is an error (tests/test_cli_input_output.py)
     assert main(["compile", str(prompt_file), "--emit", "chatmd", "-o", str(target)]) == 0
     assert capsys.readouterr().out == ""
     assert load_prompt(target) == load_prompt(prompt_file)

@@ -185,12 +185,14 @@ def test_cli_limits(workdir: Path, tmp_path: Path) -> None:
 
 def test_cli_usage_errors(workdir: Path, tmp_path: Path) -> None:
     missing = chatml("run", "missing.chatml", cwd=workdir, cache=tmp_path / "c")
-    assert missing.returncode == 2 and "cannot read file" in missing.stderr
+    assert missing.returncode == 2 and "cannot read missing.chatml" in missing.stderr
+    assert "chatml.unreadable_file" in missing.stderr
     assert chatml("run", cwd=workdir, cache=tmp_path / "c").returncode == 2
     assert chatml("compile", "ok.chatml", cwd=workdir, cache=tmp_path / "c").returncode == 2
 
 
 def test_cli_compile_then_run_bytecode(workdir: Path, tmp_path: Path) -> None:
+    (workdir / "out").mkdir()  # a missing output folder is an error (exit 2)
     result = chatml("compile", "ok.chatml", "-o", "out/ok.cmlb", cwd=workdir,
                     cache=tmp_path / "c")
     assert result.returncode == 0, result.stderr

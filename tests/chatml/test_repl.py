@@ -198,9 +198,21 @@ def test_prompt_toolkit_loop_with_pipe_input(tmp_path: Path) -> None:
     assert written[4] == "- : int = 20\n"
     assert len(written) == 5
     entries = [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
-    assert entries[:2] == ["let x = 20", "let f y ="]
-    assert entries[-1] == ":quit"
+    # one entry per complete input: the two lines of `let f` are one entry
+    assert entries == ["let x = 20", "let f y =\n  y + x", "f(22)", 'fail("e")', "x", ":quit"]
     assert AtomicFileHistory(history).entries == entries  # read back for the next session
+
+
+def test_a_multi_line_input_is_one_history_entry_in_the_session(tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    with create_pipe_input() as pipe:
+        pipe.send_text("let g a =\n  a *\n  2\n(1 +\n  2)\n")
+        pipe.close()
+        run_repl(input=pipe, output=DummyOutput(), history=history, write=lambda _: None)
+    store = AtomicFileHistory(history)
+    assert store.entries == ["let g a =\n  a *\n  2", "(1 +\n  2)"]
+    loaded = list(store.history.load_history_strings())
+    assert loaded[-1] == "let g a =\n  a *\n  2"
 
 
 def test_ctrl_c_during_an_evaluation_keeps_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
