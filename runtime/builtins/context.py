@@ -23,6 +23,7 @@ from runtime.builtins.checks import (
     role_of,
     some,
     string_arg,
+    string_field,
 )
 
 
@@ -44,28 +45,8 @@ def _last(qualified: str, ctx: Value, keep: Callable[[Value], bool]) -> Variant:
 
 
 def _string_field_in(name: str, accepted: frozenset[str]) -> Callable[[Value], bool]:
-    """A test that an item value's string field ``name`` is one of ``accepted``.
-
-    The same answer as ``json_string(json_field(value, name)) in accepted``
-    (the first entry named ``name`` decides), in one loop: these searches run
-    over the whole history.
-    """
-
-    def keep(value: Value) -> bool:
-        if type(value) is not Variant or value.tag != "Object" or len(value.args) != 1:
-            return False
-        entries = value.args[0]
-        if type(entries) is not list:
-            return False
-        for entry in entries:
-            if type(entry) is dict and entry.get("key") == name and "value" in entry:
-                found = entry["value"]
-                return (type(found) is Variant and found.tag == "String"
-                        and len(found.args) == 1 and type(found.args[0]) is str
-                        and found.args[0] in accepted)
-        return False
-
-    return keep
+    """A test that an item value's string field ``name`` is one of ``accepted``."""
+    return lambda value: string_field(value, name) in accepted
 
 
 def _role_is(expected: str) -> Callable[[Value], bool]:
