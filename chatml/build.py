@@ -11,8 +11,8 @@ a bytecode file into a loaded program, through the on-disk cache.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -22,6 +22,9 @@ from chatml.depth import retry_deep, run_deep, too_deep
 from chatml.values import Module, Value
 from common.diagnostics import Diagnostic, DiagnosticError
 from common.sources import SourceFile, Span
+
+if TYPE_CHECKING:
+    from chatml.ast import Program
 
 DEFAULT_SURFACE = "core"
 
@@ -115,9 +118,7 @@ def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
                  values: Mapping[str, Value] | None = None,
                  source: SourceFile | None = None) -> BuildResult:
     """Parse, check, resolve and compile ``text``; ``DiagnosticError`` on any error."""
-    from chatml.compiler import compile_program
     from chatml.parser import parse_program
-    from chatml.resolve import resolve
 
     source = source or SourceFile(name, text)
     parsed = parse_program(text, source=source, name=name)
@@ -128,17 +129,31 @@ def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
     if errors:
         raise DiagnosticError(errors + warnings)
     names = surface_names(surface) if values is None else builtin_names(values)
+    module = resolve_and_compile(parsed.program, names, kind_of, name=name, text=text,
+                                 surface=surface)
+    return BuildResult(module, tuple(warnings), source)
 
-    def resolve_and_compile() -> CompiledModule:
+
+def resolve_and_compile(program: Program, names: Iterable[str],
+                        kind_of: Callable[[Span], str | None], *, name: str, text: str,
+                        surface: str) -> CompiledModule:
+    """Resolve and compile a checked ``program`` on the stack budget the checker had.
+
+    What the checker accepted is not refused later for want of stack; deeper
+    than even that budget is ``chatml.too_deep``.
+    """
+    from chatml.compiler import compile_program
+    from chatml.resolve import resolve
+
+    def work() -> CompiledModule:
         try:
-            resolution = resolve(parsed.program, names, kind_of)
+            resolution = resolve(program, names, kind_of)
         except RecursionError:
-            raise DiagnosticError(too_deep(parsed.program.span, "resolve", "resolve")) from None
-        return compile_program(parsed.program, resolution, source_name=name, source_text=text,
+            raise DiagnosticError(too_deep(program.span, "resolve", "resolve")) from None
+        return compile_program(program, resolution, source_name=name, source_text=text,
                                surface=surface)
 
-    module = run_deep(resolve_and_compile)  # the stack budget the checker had
-    return BuildResult(module, tuple(warnings), source)
+    return run_deep(work)
 
 
 @attrs.frozen
@@ -172,16 +187,20 @@ def read_bytecode(data: bytes, name: str) -> CompiledModule:
     what only a walk of the code shows (stack discipline, every code object
     ending in a return, blocks, loops, closure groups, patterns), so a file
     that reads is one that loads. A valid module nested too deeply to
-    translate is ``DiagnosticError`` (``chatml.too_deep``), not invalid.
+    translate is not invalid: deeper than the translator's recursion allows
+    is ``DiagnosticError`` (``chatml.too_deep``); blocks nested deeper than
+    Python's indentation limit are returned and refused (positioned) when loaded.
     """
     from chatml.bytecode.serialize import deserialize
-    from chatml.vm.translate import translate
+    from chatml.vm.translate import TooDeepToTranslate, translate
 
     module = deserialize(data)
     try:
         retry_deep(lambda: translate(module))
     except RecursionError:
         raise DiagnosticError(too_deep(name, "run", "compile")) from None
+    except TooDeepToTranslate:
+        pass  # valid as far as it goes; loading reports it as too deep, positioned
     return module
 
 

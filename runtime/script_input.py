@@ -13,6 +13,7 @@ whenever a run journalled an in-place mutation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import is_
 from typing import Any
 
 from chatml.json_values import NULL, from_host, parse_text
@@ -109,13 +110,14 @@ class ScriptInputs:
         """``ctx.items``: a fresh array of the cached records of ``history``.
 
         Histories mostly grow at the end, so when the previous history is a
-        prefix of this one (compared entry by entry, identity first, at C
-        speed) only the new tail is looked up.
+        prefix of this one (the very same entry objects, compared by identity
+        at C speed: an equal-looking entry may hold ``1`` where the old one
+        held ``True``) only the new tail is looked up.
         """
         entries = list(history)
         last = self._last_entries
         known = len(last)
-        if known and len(entries) >= known and entries[:known] == last:
+        if known and len(entries) >= known and all(map(is_, entries, last)):
             records = self._last_records + [self.record(entry) for entry in entries[known:]]
         else:
             records = [self.record(entry) for entry in entries]

@@ -10,19 +10,20 @@ Literal secrets never enter the payload.
 
 ``manifest_sha256`` is the SHA-256 of the canonical bytes of the payload's
 *semantic content* (:func:`semantic_content`): the payload without the
-``source`` record of each runtime and tool. That record is provenance -- the
-declaring file's name, folders and namespace, the start/end positions of the
-declaration and the SHA-256 of the whole file's text -- and stays in the
-manifest as metadata, but it describes where the declaration is written, not
-what it grants: moving a declaration, reordering its attributes or
+parts of each runtime's and tool's ``source`` record that are pure provenance
+-- the declaring file's name, the start/end positions of the declaration and
+the SHA-256 of the whole file's text. Those stay in the manifest as metadata,
+but they describe where the declaration is written, not what it grants:
+moving a declaration within its file, reordering its attributes or
 reformatting whitespace changes positions and the file hash without changing
-one setting. Issue 5 asks for a digest that is "stable across runs and
+one setting. The record's ``source_dir``, ``prompt_dir`` and ``namespace``
+stay in the digest: ``${prompt_dir}`` and relative paths resolve against
+them, so the same declaration in another folder grants other folders. Issue 5 asks for a digest that is "stable across runs and
 independent of attribute order", which wins over the shell spec §6.8 sentence
 that editing a declaring file "even whitespace" must change it. Everything
-provenance could affect is in the semantic content already: namespaces
-qualify the ids, ``source_dir`` anchors relative paths (kept in each path
-expression), and script bodies enter through ``source_sha256`` of the
-extension scripts. So reordering runtime declarations, attributes or
+provenance could affect is in the semantic content: namespaces qualify the
+ids, the folders anchor paths, and script bodies enter through
+``source_sha256`` of the extension scripts. So reordering runtime declarations, attributes or
 whitespace keeps the digest; reordering rules, or changing any value, does not.
 """
 
@@ -174,16 +175,24 @@ class ShellManifest:
         return {"manifest_sha256": self.sha256, "manifest": self.payload}
 
 
-#: Keys of each runtime and tool record that are provenance, not meaning (left out of the digest).
-PROVENANCE_KEYS = frozenset({"source"})
+#: Keys of a ``source`` record that say where a declaration is written, not what it
+#: grants (left out of the digest). Its folders and namespace stay: ``${prompt_dir}``
+#: and relative paths resolve against them, so they decide what a path grants.
+PROVENANCE_KEYS = frozenset({"file", "start", "end", "sha256"})
 
 
 def semantic_content(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """``payload`` without the provenance records that the digest must not depend on."""
+    """``payload`` with each ``source`` record reduced to what can change a setting's meaning."""
     content = dict(payload)
     for key in ("runtimes", "tools"):
-        content[key] = [{name: value for name, value in record.items()
-                         if name not in PROVENANCE_KEYS} for record in payload.get(key, ())]
+        records = []
+        for record in payload.get(key, ()):
+            source = record.get("source")
+            if isinstance(source, Mapping):
+                record = {**record, "source": {name: value for name, value in source.items()
+                                               if name not in PROVENANCE_KEYS}}
+            records.append(record)
+        content[key] = records
     return content
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from chatml.bytecode.code import FORMAT_VERSION, CompiledModule
 from chatml.bytecode.serialize import BytecodeFormatError, deserialize, serialize
 from common.atomic import atomic_write_bytes
+from common.diagnostics import DiagnosticError
 
 COMPILER_VERSION = "1"
 """Bumped whenever the compiler's output changes for the same input."""
@@ -93,8 +94,8 @@ def read_entry(folder: Path | None, key: str, source_hash: str, surface: str, *,
     try:
         data = (folder / (key + SUFFIX)).read_bytes()
         module = read(data)
-    except (OSError, BytecodeFormatError):
-        return None
+    except (OSError, BytecodeFormatError, DiagnosticError):
+        return None  # unreadable, invalid or refused: rebuilt from the source
     if module.source_hash != source_hash or module.surface != surface:
         return None
     return module

@@ -43,8 +43,7 @@ from typing import Any
 
 from chatml import calls
 from chatml.ast import Program
-from chatml.build import builtin_names
-from chatml.compiler import compile_program
+from chatml.build import builtin_names, not_utf8_message, resolve_and_compile
 from chatml.engine.convert import (
     ChatMLFunction,
     ConversionError,
@@ -62,7 +61,6 @@ from chatml.engine.host_surface import (
 )
 from chatml.limits import METER, Limits
 from chatml.parser import parse_program
-from chatml.resolve import resolve
 from chatml.tasks import Completed, Operation, OperationRegistry, TaskInterpreter, TaskOutcome
 from chatml.typecheck.program import TypeResult, typecheck_program
 from chatml.types import TConstr, TFun, Type, show_signature
@@ -187,14 +185,14 @@ class Engine:
                 data = handle.read()
         except OSError as error:
             raise DiagnosticError(Diagnostic.for_file(
-                name, "chatml.unreadable", f"cannot read {name}: {error.strerror}",
-                phase="parse")) from None
+                name, "chatml.unreadable_file", f"cannot read {name}: {error.strerror or error}",
+                phase="input")) from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise DiagnosticError(Diagnostic.for_file(
-                name, "chatml.bad_encoding", f"source is not valid UTF-8 (byte {error.start})",
-                phase="parse")) from None
+                name, "chatml.unreadable_file", not_utf8_message(name, error),
+                phase="input")) from None
         return self.compile(text, name)
 
     def compile_program(self, program: Program, text: str, name: str, file: SourceFile, *,
@@ -209,9 +207,8 @@ class Engine:
         if errors:
             raise DiagnosticError(errors + list(warnings))
         values = host.runtime_values()
-        resolution = resolve(program, builtin_names(values), _kind_of(types))
-        module = compile_program(program, resolution, source_name=name, source_text=text,
-                                 surface=host.name)
+        module = resolve_and_compile(program, builtin_names(values), _kind_of(types),
+                                     name=name, text=text, surface=host.name)
         loaded = load(module, values, file)
         return Script(self, loaded, types, warnings, host)
 

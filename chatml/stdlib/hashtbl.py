@@ -109,11 +109,28 @@ def _build_index(table: Ref, entries: list[Value]) -> _Index | None:
     return cache
 
 
-_UNSHARED = 4
-"""``sys.getrefcount`` of an entry array held only by its cell, its index and the
-caller's local variable (plus the call's own argument)."""
-
 _getrefcount = sys.getrefcount
+
+
+def _unshared_count() -> int:
+    """``sys.getrefcount`` of an entry array held only by its cell, its index and a
+    local variable, measured on this interpreter in the very shape ``set`` asks in.
+
+    Interpreters count differently (3.14 may borrow references on the operand
+    stack), so the number is measured, not assumed; where reference counts
+    are not exact enough to rely on (a free-threaded build) it is -1, which
+    no count equals, and ``set`` always copies.
+    """
+    gil_enabled = getattr(sys, "_is_gil_enabled", None)
+    if gil_enabled is not None and not gil_enabled():
+        return -1
+    cell = Ref([])
+    entries = cell.value
+    cell.lookup_cache = _Index(entries, {})
+    return _getrefcount(entries)
+
+
+_UNSHARED = _unshared_count()
 
 
 def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _Index | None]:

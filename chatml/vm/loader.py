@@ -21,7 +21,7 @@ from chatml.depth import retry_deep, too_deep
 from chatml.values import Value, Variant
 from chatml.vm.intrinsics import intrinsic_slots
 from chatml.vm.runtime import base_namespace
-from chatml.vm.translate import translate
+from chatml.vm.translate import MAX_INDENT, TooDeepToTranslate, translate
 from common.diagnostics import Diagnostic, DiagnosticError
 from common.sources import SourceFile
 
@@ -116,6 +116,21 @@ def _check_closure_nesting(module: CompiledModule) -> None:
                 hint="define the inner functions at top level (or as separate bindings)"))
 
 
+def _too_deep_at(module: CompiledModule, where: tuple[int, int]) -> Diagnostic:
+    """``chatml.too_deep`` at the instruction whose translation nested too deeply."""
+    index, pc = where
+    positions = module.codes[index].positions
+    if not 0 <= pc < len(positions):
+        return too_deep(module.source_name, "run", "compile")
+    line, column, end_line, end_column = positions[pc]
+    return Diagnostic(
+        code="chatml.too_deep", file=module.source_name, line=line, column=column,
+        end_line=end_line, end_column=end_column, phase="compile",
+        message="program is nested too deeply to run: blocks nest more than "
+                f"{MAX_INDENT} deep here",
+        hint="split deeply nested expressions into separate bindings")
+
+
 def load(module: CompiledModule, builtins: Mapping[str, Value],
          source: SourceFile | None = None, *, range_analysis: bool = True,
          batch_charges: bool = True) -> LoadedProgram:
@@ -137,6 +152,8 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
                                                    batch_charges=batch_charges))
     except RecursionError:
         raise DiagnosticError(too_deep(module.source_name, "run", "compile")) from None
+    except TooDeepToTranslate as error:
+        raise DiagnosticError(_too_deep_at(module, error.where)) from None
     namespace = base_namespace()
     for name, value in translation.constants.items():
         if isinstance(value, tuple) and value[:1] == ("variant",):

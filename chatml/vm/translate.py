@@ -60,6 +60,24 @@ from chatml.limits import COST, WORD
 from chatml.vm.charges import INT_TEXT, MAX_TEXT, Batch, Text, replay_lines
 from chatml.vm.intrinsics import Intrinsic
 
+#: The deepest indentation CPython's tokenizer accepts (100 levels, 0-based).
+MAX_INDENT = 99
+
+
+class TooDeepToTranslate(Exception):
+    """The translation would nest Python blocks deeper than CPython accepts.
+
+    Raised as soon as a line would go past :data:`MAX_INDENT`, so a deeply
+    nested program costs linear work to refuse, not a quadratic source text
+    that ``compile`` rejects afterwards. ``where`` is the ``(code index, pc)``
+    of the instruction being translated.
+    """
+
+    def __init__(self, where: tuple[int, int]) -> None:
+        super().__init__(f"nested too deeply at code {where[0]}, instruction {where[1]}")
+        self.where = where
+
+
 _ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
 _FLOAT = {Op.FADD: "+", Op.FSUB: "-", Op.FMUL: "*", Op.FDIV: "/"}
 _SMALL = 1 << 62
@@ -233,6 +251,8 @@ class _Translator:
     # ------------------------------------------------------------------ output
 
     def emit(self, text: str, indent: int, where: tuple[int, int]) -> None:
+        if indent > MAX_INDENT:
+            raise TooDeepToTranslate(where)
         self.lines.append("    " * indent + text)
         self.line_map.append(where)
 

@@ -91,3 +91,39 @@ def test_type_printer_is_iterative_and_names_variables_in_order() -> None:
     a, b = TVar(0), TVar(0)
     nested = TFun((a, TArray(TFun((b,), a))), TFun((), b))
     assert show_type(nested) == "('a, ('b -> 'a) array -> ( -> 'b))"
+
+
+@pytest.mark.parametrize("depth", [150, 20_000])
+def test_blocks_nested_past_pythons_indentation_limit_are_refused_at_their_position(
+        depth: int) -> None:
+    # Each `if` is a Python block in the translation; the translator stops at the
+    # first line past CPython's limit instead of building a quadratic source text.
+    from chatml.build import build_source, runtime_values
+    from chatml.vm.loader import load
+    from chatml.vm.translate import MAX_INDENT
+    from common.diagnostics import DiagnosticError
+
+    source = "let x = " + "if true then " * depth + "1" + " else 0" * depth
+    values = runtime_values("core")
+    built = build_source(source, "deep_if.chatml", values=values)
+    with pytest.raises(DiagnosticError) as raised:
+        load(built.module, values, built.source)
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "chatml.too_deep"
+    assert diagnostic.line == 1 and diagnostic.column > len("let x = ")
+    assert f"more than {MAX_INDENT} deep" in diagnostic.message
+
+
+def test_blocks_nested_within_the_limit_still_run() -> None:
+    from chatml.build import build_source, runtime_values
+    from chatml.limits import Limits
+    from chatml.vm.loader import load
+    from chatml.vm.run import run_program
+
+    depth = 40
+    source = "let x = " + "if true then " * depth + "7" + " else 0" * depth
+    values = runtime_values("core")
+    built = build_source(source, "ok_if.chatml", values=values)
+    program = load(built.module, values, built.source)
+    run_program(program, Limits())
+    assert program.top_level()["x"] == 7

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -185,7 +186,7 @@ def test_compile_file(tmp_path: Any) -> None:
     script.run()
     assert script.get("x") == 42 and script.name == str(path)
     (tmp_path / "bad.chatml").write_bytes(b"let x = \xff")
-    with pytest.raises(DiagnosticError, match="not valid UTF-8"):
+    with pytest.raises(DiagnosticError, match="not UTF-8 text"):
         Engine().compile_file(tmp_path / "bad.chatml")
     with pytest.raises(DiagnosticError, match="cannot read"):
         Engine().compile_file(tmp_path / "missing.chatml")
@@ -270,3 +271,24 @@ let handler st = Task.bind(Turn.note("a"), fun u -> Task.bind(Turn.note("b"), fu
     outcome = script.run_task("handler", 41, operations=[
         Operation("Turn.note", OperationKind.LOCAL, lambda i, a: None)])
     assert outcome == Completed(42, (Effect("Turn.note", ("a",)), Effect("Turn.note", ("b",))))
+
+
+def test_engine_compiles_what_the_checker_accepts_however_deep() -> None:
+    # The engine resolves and compiles on the checker's stack budget, as build_source does.
+    depth = 12_000
+    source = "let x = " + "(" * depth + "1" + " + 1)" * depth
+    script = Engine("core").compile(source, name="deep.chatml")
+    assert script.type_of("x") == "int"
+    script.run()
+    assert script.get("x") == depth + 1
+
+
+def test_engine_reports_unreadable_files_like_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "bad.chatml"
+    path.write_bytes(b"let x = \xff")
+    with pytest.raises(DiagnosticError) as raised:
+        Engine("core").compile_file(str(path))
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "chatml.unreadable_file"
+    assert diagnostic.phase == "input"
+    assert "not UTF-8 text (invalid byte at offset 8)" in diagnostic.message

@@ -63,3 +63,12 @@ def test_forget_drops_reused_records() -> None:
     after = inputs.items(history)
     assert _plain(after) == _plain(before)
     assert all(a is not b for a, b in zip(after, before, strict=True))
+
+
+def test_an_equal_but_different_item_is_converted_again() -> None:
+    inputs = ScriptInputs()
+    first = [Entry("7:session:0", {"n": 1})]
+    inputs.items(first)
+    second = [Entry("7:session:0", {"n": True})]  # == first[0] in Python, not in ChatML
+    assert _plain(inputs.items(second)) == [("7:session:0", {"n": True})]
+    assert type(_plain(inputs.items(second))[0][1]["n"]) is bool

@@ -83,10 +83,19 @@ def test_the_same_text_in_another_folder_reads_other_files(tmp_path: Path) -> No
 
 
 def test_only_provenance_is_left_out() -> None:
-    payload = {"runtimes": [{"id": "x", "source": {"start": [1, 1]}, "cwd": "/"}],
-               "tools": [{"name": "t", "source": {"start": [2, 1]}}], "platform": "linux"}
-    assert semantic_content(payload) == {"runtimes": [{"id": "x", "cwd": "/"}],
-                                         "tools": [{"name": "t"}], "platform": "linux"}
-    assert {"source"} == PROVENANCE_KEYS
-    moved = {**payload, "runtimes": [{"id": "x", "source": {"start": [9, 9]}, "cwd": "/"}]}
+    source = {"file": "a.chatmd", "start": [1, 1], "end": [1, 30], "sha256": "ab",
+              "source_dir": "/p", "prompt_dir": "/p", "namespace": None}
+    payload = {"runtimes": [{"id": "x", "source": source, "cwd": "/"}],
+               "tools": [{"name": "t", "source": {**source, "start": [2, 1]}}],
+               "platform": "linux"}
+    kept = {"source_dir": "/p", "prompt_dir": "/p", "namespace": None}
+    assert semantic_content(payload) == {"runtimes": [{"id": "x", "source": kept, "cwd": "/"}],
+                                         "tools": [{"name": "t", "source": kept}],
+                                         "platform": "linux"}
+    assert {"file", "start", "end", "sha256"} == PROVENANCE_KEYS
+    moved = {**payload, "runtimes": [{"id": "x", "cwd": "/", "source": {
+        **source, "file": "b.chatmd", "start": [9, 9], "end": [9, 40], "sha256": "cd"}}]}
     assert manifest_digest(moved) == manifest_digest(payload)
+    elsewhere = {**payload, "runtimes": [{"id": "x", "cwd": "/", "source": {
+        **source, "prompt_dir": "/q"}}]}
+    assert manifest_digest(elsewhere) != manifest_digest(payload)
