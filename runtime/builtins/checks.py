@@ -94,20 +94,8 @@ def json_string(value: Value | None) -> str | None:
 
 
 def string_field(value: Value, name: str) -> str | None:
-    """``json_string(json_field(value, name))`` in one pass (searches run it over whole histories)."""
-    if type(value) is not Variant or value.tag != "Object" or len(value.args) != 1:
-        return None
-    entries = value.args[0]
-    if type(entries) is not list:
-        return None
-    for entry in entries:
-        if type(entry) is dict and entry.get("key") == name and "value" in entry:
-            found = entry["value"]
-            if (type(found) is Variant and found.tag == "String" and len(found.args) == 1
-                    and type(found.args[0]) is str):
-                return found.args[0]  # type: ignore[no-any-return]
-            return None
-    return None
+    """The string payload of the first entry ``name`` of a ```Object``, else None."""
+    return json_string(json_field(value, name))
 
 
 def role_of(item_value: Value) -> str | None:
