@@ -7,6 +7,9 @@ after reporting why it is invalid).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from chatmd.ast import Element
 from chatmd.shell.lowering import Attributes, Lowering, Path, child_elements, expect_empty
 from chatmd.shell.sections import (
@@ -51,6 +54,24 @@ def _unknown_child(lowering: Lowering, child: Element, parent: Element, path: Pa
 
 def _children_text(allowed: tuple[str, ...]) -> str:
     return "only " + ", ".join(f"<{a}>" for a in allowed) + " elements"
+
+
+T = TypeVar("T")
+
+
+def _lower_children(lowering: Lowering, element: Element, path: Path, allowed: tuple[str, ...],
+                    lower: Callable[[Lowering, Element, Path], T | None]) -> list[T]:
+    """Each child of ``element`` in ``allowed`` lowered by ``lower``, in order (None dropped);
+    any other child is ``shell.unknown_element``."""
+    lowered: list[T] = []
+    for child in child_elements(lowering, element, path, _children_text(allowed)):
+        if child.tag in allowed:
+            value = lower(lowering, child, path + (child.tag,))
+            if value is not None:
+                lowered.append(value)
+        else:
+            _unknown_child(lowering, child, element, path, allowed)
+    return lowered
 
 
 # ---------------------------------------------------------------- capabilities
@@ -213,14 +234,7 @@ def _env_operation(lowering: Lowering, element: Element, path: Path) -> EnvOpera
 def lower_environment(lowering: Lowering, element: Element) -> Environment:
     path: Path = ("environment",)
     attributes = Attributes(lowering, element, path, ("inherit", "merge"))
-    operations: list[EnvOperation] = []
-    for child in child_elements(lowering, element, path, _children_text(ENVIRONMENT_CHILDREN)):
-        if child.tag in ENVIRONMENT_CHILDREN:
-            operation = _env_operation(lowering, child, path + (child.tag,))
-            if operation is not None:
-                operations.append(operation)
-        else:
-            _unknown_child(lowering, child, element, path, ENVIRONMENT_CHILDREN)
+    operations = _lower_children(lowering, element, path, ENVIRONMENT_CHILDREN, _env_operation)
     return Environment(inherit=attributes.setting_enum("inherit", ENV_INHERIT),
                        merge=attributes.enum("merge", MERGE, default="append") or "append",
                        operations=tuple(operations), span=element.span)
@@ -293,13 +307,7 @@ def _backend(lowering: Lowering, element: Element, path: Path) -> Backend | None
     if kind == "external_backend":
         sha256 = attributes.sha256()
         confinement = attributes.enum("confinement", CONFINEMENTS, default="none")
-        for child in child_elements(lowering, element, path, _children_text(TEMPLATE_ATOMS)):
-            if child.tag in TEMPLATE_ATOMS:
-                atom = _template_atom(lowering, child, path + (child.tag,))
-                if atom is not None:
-                    template.append(atom)
-            else:
-                _unknown_child(lowering, child, element, path, TEMPLATE_ATOMS)
+        template = _lower_children(lowering, element, path, TEMPLATE_ATOMS, _template_atom)
     else:
         expect_empty(lowering, element, path)
     if kind == "external_backend" and executable is None:
@@ -311,14 +319,7 @@ def _backend(lowering: Lowering, element: Element, path: Path) -> Backend | None
 def lower_backends(lowering: Lowering, element: Element) -> Backends:
     path: Path = ("backends",)
     attributes = Attributes(lowering, element, path, ("accept_declared_confinement", "merge"))
-    backends: list[Backend] = []
-    for child in child_elements(lowering, element, path, _children_text(BACKEND_KINDS)):
-        if child.tag in BACKEND_KINDS:
-            backend = _backend(lowering, child, path + (child.tag,))
-            if backend is not None:
-                backends.append(backend)
-        else:
-            _unknown_child(lowering, child, element, path, BACKEND_KINDS)
+    backends = _lower_children(lowering, element, path, BACKEND_KINDS, _backend)
     return Backends(
         accept_declared_confinement=attributes.boolean("accept_declared_confinement", False),
         merge=attributes.enum("merge", MERGE, default="append") or "append",
@@ -388,14 +389,7 @@ def _secret_source(lowering: Lowering, element: Element, path: Path) -> SecretSo
 def lower_secrets(lowering: Lowering, element: Element) -> Secrets:
     path: Path = ("secrets",)
     attributes = Attributes(lowering, element, path, ("replacement", "merge"))
-    sources: list[SecretSource] = []
-    for child in child_elements(lowering, element, path, _children_text(SECRET_SOURCES)):
-        if child.tag in SECRET_SOURCES:
-            source = _secret_source(lowering, child, path + (child.tag,))
-            if source is not None:
-                sources.append(source)
-        else:
-            _unknown_child(lowering, child, element, path, SECRET_SOURCES)
+    sources = _lower_children(lowering, element, path, SECRET_SOURCES, _secret_source)
     return Secrets(replacement=attributes.setting_string("replacement"),
                    merge=attributes.enum("merge", MERGE, default="append") or "append",
                    sources=tuple(sources), span=element.span)

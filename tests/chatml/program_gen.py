@@ -145,12 +145,18 @@ print({name}_even({k}))
 
 def realistic_program(lines: int, seed: int = 0) -> str:
     """A program of at least ``lines`` lines, reproducible from ``seed``."""
+    return program_from_templates(_TEMPLATES, lines, seed)
+
+
+def program_from_templates(templates: list[str], lines: int, seed: int) -> str:
+    """Templates drawn at random (reproducibly from ``seed``) until ``lines`` lines are reached;
+    each is filled with a fresh ``name``/``mod`` and a small constant ``k``."""
     rng = random.Random(seed)
     parts: list[str] = []
     count = 0
     index = 0
     while count < lines:
-        template = rng.choice(_TEMPLATES)
+        template = rng.choice(templates)
         text = template.format(name=f"f{index}", mod=f"M{index}", k=rng.randint(1, 99))
         parts.append(text)
         count += text.count("\n") + 1

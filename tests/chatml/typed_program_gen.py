@@ -10,7 +10,7 @@ copy-updates, arrays, loops, references, ``let*`` and the builtin modules.
 
 from __future__ import annotations
 
-import random
+from tests.chatml.program_gen import program_from_templates
 
 _TEMPLATES = [
     """\
@@ -133,17 +133,7 @@ let {name}_n = {name}("{{}}")
 
 def typed_program(lines: int, seed: int = 0) -> str:
     """A well-typed program of at least ``lines`` lines, reproducible from ``seed``."""
-    rng = random.Random(seed)
-    parts: list[str] = []
-    count = 0
-    index = 0
-    while count < lines:
-        template = rng.choice(_TEMPLATES)
-        text = template.format(name=f"f{index}", mod=f"M{index}", k=rng.randint(1, 99))
-        parts.append(text)
-        count += text.count("\n") + 1
-        index += 1
-    return "\n".join(parts)
+    return program_from_templates(_TEMPLATES, lines, seed)
 
 
 def templates() -> list[str]:
