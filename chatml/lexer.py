@@ -38,26 +38,38 @@ from common.sources import SourceFile, Span
 PHASE = "parse"
 MAX_INT = 4611686018427387903  # OCaml's max_int on 64-bit platforms (63-bit ints)
 
-_MASTER = re.compile(
-    r"[ \t\r\n]*+(?:"
-    r"(let[*+]|[a-z_][A-Za-z0-9_]*)"  # 1: lowercase identifier, keyword, `_`
-    r"|(->|<-|:=|==|!=|<=\.|>=\.|<=|>=|<\.|>\.|\+\.|-\.|\*\.|/\.|\+\+|[-+*/<>=:!;,.|])"  # 2
-    r"|(\(\*|[(\[{])"  # 3: comment opener or opening bracket
-    r"|([)\]}])"  # 4: closing bracket
-    r"|([A-Z][A-Za-z0-9_]*)"  # 5: uppercase identifier
-    r"|([0-9]+\.[0-9]+)"  # 6: float (before int: longest match)
-    r"|([0-9]+)"  # 7: int
-    r'|("(?:[^"\\]|\\[\s\S])*")'  # 8: complete string literal
-    r"|(`[A-Za-z0-9_]+)"  # 9: variant tag
-    r"|([^ \t\r\n])"  # 10: anything else
-    r")"
+#: One token (its text is group 1) after any whitespace. The alternatives are tried in
+#: order, so longer spellings come before their prefixes, keywords and symbols before
+#: identifiers, floats before ints. A comment that holds no other comment is one match;
+#: a nesting one matches just its ``(*`` and is skipped by :func:`_skip_comment`.
+_TOKEN = re.compile(
+    r"[ \t\r\n]*+("
+    r"let[*+]|[a-z_][A-Za-z0-9_]*"  # lowercase identifier, keyword, `_`
+    r"|->|<-|:=|==|!=|<=\.|>=\.|<=|>=|<\.|>\.|\+\.|-\.|\*\.|/\.|\+\+|[-+*/<>=:!;,.|]"
+    r"|\(\*(?:[^(*]|\((?!\*)|\*(?!\)))*\*\)"  # a whole comment holding no other comment
+    r"|\(\*|[(\[{]|[)\]}]"  # the opener of a nesting comment; brackets
+    r"|[A-Z][A-Za-z0-9_]*"  # uppercase identifier
+    r"|[0-9]+\.[0-9]+|[0-9]+"  # float (before int: longest match), int
+    r'|"(?:[^"\\]|\\[\s\S])*"'  # complete string literal
+    r"|`[A-Za-z0-9_]+"  # variant tag
+    r"|[^ \t\r\n])"  # anything else: an error
 )
-#: Lowercase words that are not plain identifiers: word -> (token kind, token value).
-_SPECIAL_WORDS: dict[str, tuple[str, Any]] = {
+#: Token text -> (kind, value) for the tokens whose kind and value follow from their
+#: text alone: keywords, booleans, ``_`` and the symbols other than brackets and minus
+#: signs (which the lexer tracks). :func:`lex` adds each identifier, number and plain
+#: string it meets to its own copy, so a repeated token costs one lookup.
+_PLAIN: dict[str, tuple[str, Any]] = {
     **{word: (kind, word) for word, kind in KEYWORDS.items()},
     **{word: ("BOOL", value) for word, value in BOOLEANS.items()},
     "_": ("UNDERSCORE", "_"),
+    **{word: (kind, word) for word, kind in SYMBOLS.items()
+       if word not in ("-", "-.", "(", "[", "{", ")", "]", "}")},
 }
+_OPENING = frozenset("([{")
+_CLOSING = frozenset(")]}")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz_")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGITS = frozenset("0123456789")
 _COMMENT_DELIMITER = re.compile(r"\(\*|\*\)")
 _ESCAPE_OR_CR = re.compile(r"\\([\s\S])|\r\n?")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
@@ -188,9 +200,9 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
     Raises :class:`DiagnosticError` at the first lexical error.
     """
     text = source.text
-    finditer = _MASTER.finditer
-    special_words = _SPECIAL_WORDS
-    symbols = SYMBOLS
+    finditer = _TOKEN.finditer
+    known = dict(_PLAIN)
+    lookup = known.get
     stream = TokenStream(source)
     kinds = stream.kinds
     values = stream.values
@@ -206,63 +218,45 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
     try:
         while True:
             for m in finditer(text, pos):
-                group = m.lastindex
-                word = m[group]
-                end = m.end()  # every group ends the match: cheaper than m.span(group)
+                word = m[1]
+                end = m.end()
+                entry = lookup(word)
+                if entry is not None:
+                    add_kind(entry[0])
+                    add_value(entry[1])
+                    add_start(end - len(word))
+                    add_end(end)
+                    continue
                 start = end - len(word)
-                if group == 1:
-                    special = special_words.get(word)
-                    if special is None:
-                        add_kind("LIDENT")
-                        add_value(word)
-                    else:
-                        add_kind(special[0])
-                        add_value(special[1])
-                elif group == 2:
-                    kind = symbols[word]
-                    if depth == 0 and (kind == "MINUS" or kind == "MINUSDOT") and \
-                            text.find("\n", ends[-1] if ends else 0, start) >= 0:
-                        stream.continuing.add(len(kinds))
-                    add_kind(kind)
-                    add_value(word)
-                elif group == 3:
-                    if word == "(*":
+                first = word[0]
+                if first in _OPENING:
+                    if word[:2] == "(*":
+                        if len(word) > 2:  # a whole comment
+                            continue
                         pos = _skip_comment(source, start)
                         break
                     if depth == 0 and word != "{" and \
                             text.find("\n", ends[-1] if ends else 0, start) >= 0:
                         stream.continuing.add(len(kinds))
                     depth += 1
-                    add_kind(symbols[word])
+                    add_kind(SYMBOLS[word])
                     add_value(word)
-                elif group == 4:
+                elif first in _CLOSING:
                     if depth:
                         depth -= 1
-                    add_kind(symbols[word])
+                    add_kind(SYMBOLS[word])
                     add_value(word)
-                elif group == 5:
-                    add_kind("UIDENT")
+                elif word == "-" or word == "-.":
+                    if depth == 0 and text.find("\n", ends[-1] if ends else 0, start) >= 0:
+                        stream.continuing.add(len(kinds))
+                    add_kind(SYMBOLS[word])
                     add_value(word)
-                elif group == 7:
-                    value = int(word) if len(word) <= MAX_DIGITS else parse_int(word)
-                    if value is None or value > MAX_INT:
-                        raise _error(source, start, end, "chatml.int_out_of_range",
-                                     f"int_of_string: integer literal {abbreviate_digits(word)} "
-                                     "is out of range",
-                                     f"ChatML integers are 63-bit: the largest is {MAX_INT}")
-                    add_kind("INT")
-                    add_value(value)
-                elif group == 6:
-                    add_kind("FLOAT")
-                    add_value(float(word))
-                elif group == 8:
-                    add_kind("STRING")
-                    add_value(_decode_string(source, start, end, warnings))
-                elif group == 9:
-                    add_kind("TAG")
-                    add_value(word[1:])
                 else:
-                    raise _unknown_character(source, start)
+                    entry = _classify(source, word, start, end, warnings)
+                    if entry[0] != "STRING" or "\\" not in word and "\r" not in word:
+                        known[word] = entry  # the same text is the same token
+                    add_kind(entry[0])
+                    add_value(entry[1])
                 add_start(start)
                 add_end(end)
             else:
@@ -275,6 +269,32 @@ def lex(source: SourceFile) -> tuple[TokenStream, list[Diagnostic]]:
     add_start(eof)
     add_end(eof)
     return stream, warnings
+
+
+def _classify(source: SourceFile, word: str, start: int, end: int,
+              warnings: list[Diagnostic]) -> tuple[str, Any]:
+    """Kind and value of a name, number, string or tag token (or the error it is)."""
+    first = word[0]
+    if first in _LOWER:
+        return "LIDENT", word
+    if first in _UPPER:
+        return "UIDENT", word
+    if first in _DIGITS:
+        if "." in word:
+            return "FLOAT", float(word)
+        value = int(word) if len(word) <= MAX_DIGITS else parse_int(word)
+        if value is None or value > MAX_INT:
+            raise _error(source, start, end, "chatml.int_out_of_range",
+                         f"int_of_string: integer literal {abbreviate_digits(word)} "
+                         "is out of range",
+                         f"ChatML integers are 63-bit: the largest is {MAX_INT}")
+        return "INT", value
+    if len(word) > 1:
+        if first == '"':
+            return "STRING", _decode_string(source, start, end, warnings)
+        if first == "`":
+            return "TAG", word[1:]
+    raise _unknown_character(source, start)
 
 
 def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:

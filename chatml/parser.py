@@ -111,16 +111,41 @@ def _plan() -> tuple[list[int], list[Any]]:
 _CODES, _ARGS = _plan()
 
 
+#: Action entries at or above this (and below :data:`ACCEPT`) shift a token and at once
+#: reduce it by the leaf production ``entry - _FOLD``: the state the shift would enter
+#: has that reduction as its only move, so the driver skips the round trip.
+_FOLD = 1 << 20
+_folded: dict[int, tuple[Tables, list[list[int]]]] = {}
+
+
+def _folded_action(tables: Tables) -> list[list[int]]:
+    """``tables.run_action`` with the shifts into leaf-reducing states folded (see :data:`_FOLD`)."""
+    cached = _folded.get(id(tables))
+    if cached is not None and cached[0] is tables:
+        return cached[1]
+    run_action = tables.run_action
+    leaf_of: dict[int, int] = {}
+    for state, row in enumerate(run_action):
+        p = -row[0]
+        if p > 0 and _CODES[p] == _LEAF and row.count(row[0]) == len(row):
+            leaf_of[state] = p
+    folded = [[_FOLD + leaf_of[t] if 0 < t < ACCEPT and t in leaf_of else t for t in row]
+              for row in run_action]
+    _folded[id(tables)] = (tables, folded)
+    return folded
+
+
 def _run(stream: TokenStream, tables: Tables, actions: Actions) -> Program:
     """Drive the LR automaton over ``stream``.
 
     Stacks: ``states`` (the top is also kept in ``state``); ``values`` (a
     token index for a terminal, the semantic value for a nonterminal);
     ``starts`` (the start offset of each symbol). A production always ends
-    where the last shifted token ends (``prev_end``). ``tables.run_action``
-    has the default reductions filled in, so no lookahead test is needed.
+    where the last shifted token ends (``prev_end``). The action table has the
+    default reductions filled in (``tables.run_action``), so no lookahead test
+    is needed, and a shift whose next move is a leaf reduction does both.
     """
-    action = tables.run_action
+    action = _folded_action(tables)
     goto = tables.goto
     length = tables.length
     codes = _CODES
@@ -140,14 +165,25 @@ def _run(stream: TokenStream, tables: Tables, actions: Actions) -> Program:
     while True:
         t = action[state][kind]
         if t > 0:
+            if t < _FOLD:
+                states.append(t)
+                state = t
+                values.append(index)
+                starts.append(token_starts[index])
+                prev_end = token_ends[index]
+                index += 1
+                kind = kind_ids[index]
+                continue
             if t == ACCEPT:
                 result: Program = values[-1]
                 return result
-            states.append(t)
-            state = t
-            values.append(index)
-            starts.append(token_starts[index])
+            p = t - _FOLD
+            start = token_starts[index]
             prev_end = token_ends[index]
+            values.append(args[p](token_values[index], Span(src, start, prev_end)))
+            starts.append(start)
+            state = goto[p][state]
+            states.append(state)
             index += 1
             kind = kind_ids[index]
             continue

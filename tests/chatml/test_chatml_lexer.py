@@ -85,6 +85,28 @@ def test_comments_nest_and_count_lines() -> None:
     assert SourceFile("t", "").name == "t"
 
 
+def test_repeated_tokens_keep_their_own_positions_values_and_warnings() -> None:
+    # The lexer remembers each name, number and plain string it has classified; a repeat
+    # must still get its own offsets, and a string with an escape its own warning.
+    text = 'x 12 "s" x 12 "s" "a\\q" "a\\q" 99999999999999999999'
+    with pytest.raises(DiagnosticError) as raised:
+        lex(SourceFile("t", text))
+    stream, warnings = lex(SourceFile("t", text[: text.rindex(" ")]))
+    assert stream.values[:-1] == ["x", 12, "s", "x", 12, "s", "a\\q", "a\\q"]
+    assert stream.starts[:-1] == [0, 2, 5, 9, 11, 14, 18, 24]
+    assert stream.ends[:-1] == [1, 4, 8, 10, 13, 17, 23, 29]
+    assert [w.column for w in warnings] == [21, 27]
+    assert raised.value.first.code == "chatml.int_out_of_range"
+    assert [w.code for w in raised.value.diagnostics[1:]] == ["chatml.unknown_escape"] * 2
+
+
+def test_comment_forms() -> None:
+    # A comment holding no other comment, one that nests, and stray closers after them.
+    assert kinds("a (* x ( * ) **) b (* (* *) (* *) *) c *)") == [
+        "LIDENT", "LIDENT", "LIDENT", "STAR", "RPAREN"]
+    assert kinds("(*) x *) (* \"*) \"y\"") == ["STRING"]
+
+
 def test_comment_markers_inside_strings_are_text() -> None:
     assert values('"(* not a comment *)"') == ["(* not a comment *)"]
 
