@@ -265,14 +265,18 @@ def flatten_row(row: Type) -> tuple[dict[str, Type], Type]:
 
     The returned dict may be a row's own field dict: callers must not mutate it.
     """
-    if type(row) is TVar:
-        row = resolve(row)
     if type(row) is not Row:
-        return {}, row
-    fields = row.fields
-    tail = row.tail
+        if type(row) is TVar and row.link is not None:  # type: ignore[attr-defined]
+            row = resolve(row)
+        if type(row) is not Row:
+            return {}, row
+    fields = row.fields  # type: ignore[attr-defined]
+    tail = row.tail  # type: ignore[attr-defined]
     if type(tail) is TVar:
-        tail = resolve(tail)
+        link = tail.link
+        if link is None:  # the common case first: one row, an unbound tail
+            return fields, tail
+        tail = link if type(link) is not TVar else resolve(tail)
     if type(tail) is not Row:
         return fields, tail
     merged = dict(fields)
@@ -280,7 +284,9 @@ def flatten_row(row: Type) -> tuple[dict[str, Type], Type]:
         for label, value in tail.fields.items():
             if label not in merged:
                 merged[label] = value
-        tail = resolve(tail.tail)
+        tail = tail.tail
+        if type(tail) is TVar and tail.link is not None:  # type: ignore[attr-defined]
+            tail = resolve(tail)
     return merged, tail
 
 

@@ -99,37 +99,46 @@ _mu_depth = 0
 
 def unify(a: Type, b: Type) -> None:
     """Make ``a`` and ``b`` equal, or raise :class:`UnifyError`."""
-    ra = a
-    if type(a) is TVar:
+    ta = type(a)
+    if ta is TVar:
         link = a.link  # type: ignore[attr-defined]
-        if link is not None:
+        if link is None:
+            ra = a
+        else:
             ra = link if type(link) is not TVar else resolve(a)
-    rb = b
-    if type(b) is TVar:
+            ta = type(ra)
+    else:
+        ra = a
+    tb = type(b)
+    if tb is TVar:
         link = b.link  # type: ignore[attr-defined]
-        if link is not None:
+        if link is None:
+            rb = b
+        else:
             rb = link if type(link) is not TVar else resolve(b)
+            tb = type(rb)
+    else:
+        rb = b
     if ra is rb:
         return
-    ta = type(ra)
-    tb = type(rb)
     if ta is TVar:
         if tb is TVar:
             # ra now stands for rb: rb must not be more general than ra was
             if rb.level > ra.level:  # type: ignore[union-attr]
                 rb.level = ra.level  # type: ignore[union-attr]
             ra.link = rb  # type: ignore[union-attr]
+        elif tb is Prim:  # fast path: a primitive needs no occurs check
+            ra.link = rb  # type: ignore[union-attr]
         else:
             _bind(ra, rb)  # type: ignore[arg-type]
         return
     if tb is TVar:
-        _bind(rb, ra)  # type: ignore[arg-type]
+        if ta is Prim:
+            rb.link = ra  # type: ignore[union-attr]
+        else:
+            _bind(rb, ra)  # type: ignore[arg-type]
         return
     if ta is tb:
-        if ta is Prim or ta is RowEmpty or ta is Flavor:
-            if ta is Prim:
-                raise _mismatch(ra, rb)
-            return
         # Re-link a bound variable to the other side first: cyclic types then
         # meet this pair again as identical and unification terminates. The
         # link is restored if the two sides turn out not to unify.
@@ -147,6 +156,11 @@ def unify(a: Type, b: Type) -> None:
             except UnifyError:
                 b.link = rb  # type: ignore[attr-defined]
                 raise
+        elif ta is TVariant:  # (the commonest pairs without the table's extra call)
+            _unify_rows(ra.row, rb.row)  # type: ignore[union-attr]
+        elif ta is TArray or ta is TRef:
+            if ra.elem is not rb.elem:  # type: ignore[union-attr]
+                unify(ra.elem, rb.elem)  # type: ignore[union-attr]
         else:
             _SAME[ta](ra, rb)
         return
@@ -212,31 +226,93 @@ def _bind(var: TVar, t: Type) -> None:
         var.link = t
         return
     if tt is Row:
-        tail = resolve(t.tail)  # type: ignore[attr-defined]
-        while type(tail) is Row:
-            tail = resolve(tail.tail)  # type: ignore[attr-defined]
+        tail = t.tail  # type: ignore[attr-defined]
+        while True:
+            if type(tail) is TVar and tail.link is not None:  # type: ignore[attr-defined]
+                tail = resolve(tail)
+            if type(tail) is not Row:
+                break
+            tail = tail.tail  # type: ignore[attr-defined]
         if tail is var:
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
-    # A cycle through a data constructor is allowed: there only levels matter.
-    data = tt is TRecord or tt is TVariant or tt is TTuple or tt is TConstr or tt is Row
-    if _occurs_adjust(var, t, var.level, not data) and not data:
+    if tt in _DATA:
+        # A cycle through a data constructor is allowed: there only levels matter.
+        _lower(t, var.level)
+    elif _occurs_adjust(var, t, var.level):
         raise UnifyError(errors.RECURSIVE_TYPE, "Recursive types")
     var.link = t
 
 
-def _occurs_adjust(var: TVar, t: Type, level: int, find: bool) -> bool:
-    """Lower the free variables of ``t`` to ``level``; with ``find``, whether ``var`` occurs.
+def _lower(t: Type, level: int) -> None:
+    """Lower the free variables of ``t`` to ``level`` (no occurs check).
 
-    Subtrees whose ``lvl`` bound shows nothing to lower (and, with ``find``,
-    no room for ``var``) are skipped; walked subtrees get their bound lowered.
-    Small types are walked directly; past a node budget (a large or shared
-    type, or a cycle) the walk restarts with a visited set.
+    A node's ``lvl`` bound is lowered *before* its components are walked, so
+    a node met again (shared, or on a cycle) is skipped by the bound check:
+    every node is walked at most once. The walk keeps its own stack: it makes
+    no Python call, so it never stops half way with a RecursionError (which
+    would leave a bound lowered over components that were not). Variable and
+    primitive components are handled on the spot, and the last component (a
+    row's tail, a record's row...) without a trip through the stack.
+    """
+    pending: list[Type | None] = [t]
+    while pending:
+        node: Any = pending.pop()
+        while node is not None:  # the node, then its last component, and so on
+            tn = type(node)
+            if tn is TVar:
+                # a bound variable keeps the outermost level its value reached (see _walk)
+                if level < node.level < GENERIC:
+                    node.level = level
+                node = node.link
+                continue
+            if tn in _LEAVES or node.lvl <= level:
+                break
+            node.lvl = level
+            if tn is Row:
+                children: Any = node.fields.values()
+                last = node.tail
+            elif tn is TRecord:
+                children = (node.flavor,) if type(node.flavor) is TVar else ()
+                last = node.row
+            elif tn is TTuple:
+                children = node.elems
+                last = None
+            elif tn is TVariant:
+                children = ()
+                last = node.row
+            elif tn is TArray or tn is TRef:
+                children = ()
+                last = node.elem
+            elif tn is TFun:
+                children = node.params
+                last = node.result
+            elif tn is TConstr:
+                children = node.args
+                last = None
+            else:
+                break
+            for child in children:
+                if type(child) is TVar and child.link is None:
+                    if level < child.level < GENERIC:
+                        child.level = level
+                elif type(child) is not Prim:
+                    pending.append(child)
+            node = last
+
+
+def _occurs_adjust(var: TVar, t: Type, level: int) -> bool:
+    """Lower the free variables of ``t`` to ``level``; whether ``var`` occurs in ``t``.
+
+    Subtrees whose ``lvl`` bound shows nothing to lower and no room for
+    ``var`` are skipped; walked subtrees get their bound lowered. Small types
+    are walked directly; past a node budget (a large or shared type, or a
+    cycle) the walk restarts with a visited set.
     """
     budget = [48]
     try:
-        return _walk(var, t, level, budget, find)
+        return _walk(var, t, level, budget)
     except _OverBudget:
-        return _walk_shared(var, t, level, find)
+        return _walk_shared(var, t, level, True)
 
 
 class _OverBudget(Exception):
@@ -246,8 +322,11 @@ class _OverBudget(Exception):
 #: Types without variables below them (a mu type's body is closed).
 _LEAVES = frozenset({Prim, RowEmpty, TMu, TError, Flavor, ModuleFlavor, TRecVar})
 
+#: Data constructors: a type may contain itself through one of them.
+_DATA = frozenset({TRecord, TVariant, TTuple, TConstr, Row})
 
-def _walk(var: TVar, t: Type, level: int, budget: list[int], find: bool) -> bool:
+
+def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     while type(t) is TVar:
         # A bound variable's level records the outermost level its value reached;
         # parameter reopening gives a fresh row tail no more general than that.
@@ -261,7 +340,7 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int], find: bool) -> bool
     if tn in _LEAVES:
         return False
     bound = t.lvl  # type: ignore[attr-defined]
-    if bound < level or (bound == level and not find):
+    if bound < level:
         return False
     budget[0] -= 1
     if budget[0] < 0:
@@ -290,7 +369,7 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int], find: bool) -> bool
                 occurs = True
             elif level < child.level < GENERIC:  # type: ignore[attr-defined]
                 child.level = level  # type: ignore[attr-defined]
-        elif type(child) is not Prim and _walk(var, child, level, budget, find):
+        elif type(child) is not Prim and _walk(var, child, level, budget):
             occurs = True
     if bound > level:
         t.lvl = level  # type: ignore[attr-defined]
@@ -351,16 +430,21 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
 
 
 def _unify_elem(a: Type, b: Type) -> None:
-    unify(a.elem, b.elem)  # type: ignore[attr-defined]
+    if a.elem is not b.elem:  # type: ignore[attr-defined]
+        unify(a.elem, b.elem)  # type: ignore[attr-defined]
 
 
 def _unify_fun(a: TFun, b: TFun) -> None:
     pa, pb = a.params, b.params
     if len(pa) != len(pb):
         raise UnifyError(errors.ARITY_MISMATCH, "Function arity mismatch", a, b)
-    for x, y in zip(pa, pb, strict=True):
-        unify(x, y)
-    unify(a.result, b.result)
+    # (index loops, not zip(strict=True): its keyword costs more than the loop here)
+    for index, x in enumerate(pa):
+        y = pb[index]
+        if x is not y:  # fast path: identical components need no call
+            unify(x, y)
+    if a.result is not b.result:
+        unify(a.result, b.result)
 
 
 def _unify_constr(a: TConstr, b: TConstr) -> None:
@@ -368,15 +452,21 @@ def _unify_constr(a: TConstr, b: TConstr) -> None:
         raise UnifyError(errors.CONSTRUCTOR_MISMATCH, "Type constructor mismatch", a, b)
     if len(a.args) != len(b.args):
         raise UnifyError(errors.CONSTRUCTOR_MISMATCH, "Type constructor arity mismatch", a, b)
-    for x, y in zip(a.args, b.args, strict=True):
-        unify(x, y)
+    others = b.args
+    for index, x in enumerate(a.args):
+        y = others[index]
+        if x is not y:
+            unify(x, y)
 
 
 def _unify_tuple(a: TTuple, b: TTuple) -> None:
     if len(a.elems) != len(b.elems):
         raise UnifyError(errors.PAYLOAD_ARITY_MISMATCH, "Tuple arity mismatch", a, b)
-    for x, y in zip(a.elems, b.elems, strict=True):
-        unify(x, y)
+    others = b.elems
+    for index, x in enumerate(a.elems):
+        y = others[index]
+        if x is not y:
+            unify(x, y)
 
 
 def _unify_record(a: TRecord, b: TRecord) -> None:
@@ -407,49 +497,98 @@ def _unify_modules(a: ModuleFlavor, b: ModuleFlavor) -> None:
     return
 
 
+def _unify_prims(a: Prim, b: Prim) -> None:
+    raise _mismatch(a, b)  # identical primitives never get here
+
+
 def _unify_rows(r1: Type, r2: Type) -> None:
     """Row unification of spec 4.6 (labels of both sides, then the tails)."""
-    f1, t1 = flatten_row(r1)
-    f2, t2 = flatten_row(r2)
-    only_right: dict[str, Type] = {}  # M1: labels missing on the left
+    # flatten_row, with its commonest case (one row, an unbound tail) inline
+    if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:  # type: ignore[attr-defined]
+        f1, t1 = r1.fields, r1.tail  # type: ignore[attr-defined]
+    else:
+        f1, t1 = flatten_row(r1)
+    if type(r2) is Row and type(r2.tail) is TVar and r2.tail.link is None:  # type: ignore[attr-defined]
+        f2, t2 = r2.fields, r2.tail  # type: ignore[attr-defined]
+    else:
+        f2, t2 = flatten_row(r2)
+    # The label dicts start as the shared empty dict (never mutated): most
+    # unifications need only one of them, or neither.
+    only_right: dict[str, Type] = _NO_LABELS  # M1: labels missing on the left
     common: list[str] = []
     for label, value in f2.items():
         if label in f1:
             common.append(label)
-        else:
+        elif only_right:
             only_right[label] = value
-    only_left = {label: value for label, value in f1.items() if label not in f2}
+        else:
+            only_right = {label: value}
+    only_left: dict[str, Type] = _NO_LABELS
+    if len(common) != len(f1):  # some labels of the left are missing on the right
+        only_left = {}
+        for label, value in f1.items():
+            if label not in f2:
+                only_left[label] = value
     if common:
         if len(common) > 1:
             common.sort()
         label = ""
         try:
             for label in common:
-                unify(f1[label], f2[label])
+                x, y = f1[label], f2[label]
+                if x is y:
+                    continue
+                if type(x) is TTuple and type(y) is TTuple:  # a tag's payloads: skip a call
+                    _unify_tuple(x, y)  # type: ignore[arg-type]
+                else:
+                    unify(x, y)
         except UnifyError as error:
             if error.label is None:
                 error.label = label
             raise
     if not only_right and not only_left:
-        unify(t1, t2)
+        if t1 is not t2:
+            unify(t1, t2)
     elif not only_left:
-        _unify_tail(t1, only_right, t2)
+        _unify_tail(t1, only_right, t2, r2)
     elif not only_right:
-        _unify_tail(t2, only_left, t1)
+        _unify_tail(t2, only_left, t1, r1)
     elif type(t1) is TVar:
         level = t1.level if type(t2) is not TVar else min(t1.level, t2.level)  # type: ignore[attr-defined]
         fresh = TVar(level)
-        unify(t2, Row(only_left, fresh))
-        if resolve(t1) is not t1:
+        # (a flattened tail, but the labels' unification may have bound it since)
+        if type(t2) is TVar and t2.link is None:  # type: ignore[attr-defined]
+            _bind(t2, Row(only_left, fresh))  # type: ignore[arg-type]
+        else:
+            unify(t2, Row(only_left, fresh))
+        if t1.link is not None:  # type: ignore[attr-defined]
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
-        unify(t1, Row(only_right, fresh))
+        _bind(t1, Row(only_right, fresh))  # type: ignore[arg-type]
     elif type(t1) is RowEmpty:
         raise _missing_label(only_right)
     elif type(t1) is not TError and type(t2) is not TError:
         raise _mismatch(t1, t2)
 
 
-def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type) -> None:
+#: The empty label dict :func:`_unify_rows` starts with (read only).
+_NO_LABELS: dict[str, Type] = {}
+
+
+def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type, source: Type) -> None:
+    """Unify ``tail`` with the row of ``extra`` labels then ``other_tail`` (both from ``source``).
+
+    ``tail`` is a flattened tail, but the unification of the common labels may
+    have bound it since: only a still unbound one is bound directly.
+    """
+    if type(tail) is TVar and tail.link is None:  # type: ignore[attr-defined]
+        row = Row(extra, other_tail)
+        if type(source) is TVar:
+            source = resolve(source)
+        # Everything in the new row is reachable from ``source``, so its level bound
+        # holds for the new row too (binding may then skip walking it).
+        row.lvl = source.lvl  # type: ignore[attr-defined]
+        _bind(tail, row)  # type: ignore[arg-type]
+        return
     if type(tail) is RowEmpty:
         raise _missing_label(extra)
     unify(tail, Row(extra, other_tail))
@@ -468,4 +607,7 @@ _SAME = {
     TRecVar: _unify_recvars,
     ModuleFlavor: _unify_modules,
     TError: _unify_modules,
+    Prim: _unify_prims,
+    RowEmpty: _unify_modules,
+    Flavor: _unify_modules,
 }

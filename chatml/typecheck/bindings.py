@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from chatml import ast
 from chatml.typecheck import errors
-from chatml.typecheck.checker import Checker, generalize_all, rule
-from chatml.typecheck.environment import Entry, entry_type
-from chatml.types import TVar, Type
+from chatml.typecheck.checker import Checker, generalize_all, generalize_one, rule
+from chatml.typecheck.environment import Entry
+from chatml.typecheck.schemes import Scheme
+from chatml.types import Prim, TVar, Type
 from chatml.unify import UnifyError, unify
 
 _VALUES = (ast.Int, ast.Float, ast.Bool, ast.String, ast.Unit, ast.Var, ast.Lambda)
@@ -46,7 +47,10 @@ def bind_value(ck: Checker, rhs: ast.Expr) -> Entry:
     ck.level += 1
     t = ck.rules[type(rhs)](ck, rhs)
     ck.level -= 1
-    return generalize_all((t,), ck.level, is_nonexpansive(rhs))[0]
+    if type(t) is Prim or (type(t) is TVar and type(t.link) is Prim):  # type: ignore[attr-defined]
+        return t  # fast path: a primitive type has nothing to generalise
+    nonexpansive = type(rhs) is ast.Lambda or is_nonexpansive(rhs)  # (a lambda: no call)
+    return generalize_one(t, ck.level, nonexpansive)
 
 
 def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]:
@@ -65,7 +69,7 @@ def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]
         placeholders.append(placeholder)
         env.bind(binding.name, placeholder)
         if binding.name_span is not None:
-            ck.binder_types[binding.name_span] = placeholder
+            ck.binders.append((binding.name_span, placeholder))
     for binding, placeholder in zip(bindings, placeholders, strict=True):
         t = ck.rules[type(binding.rhs)](ck, binding.rhs)
         try:
@@ -81,10 +85,11 @@ def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]
 def infer_let_in(ck: Checker, e: ast.LetIn) -> Type:
     entry = bind_value(ck, e.rhs)
     env = ck.env
-    mark = env.mark()
+    mark = len(env.trail)  # env.mark(), without the call
     env.bind(e.name, entry)
     if e.name_span is not None:
-        ck.binder_types[e.name_span] = entry_type(entry)
+        bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
+        ck.binders.append((e.name_span, bound))  # type: ignore[arg-type]
     body = ck.rules[type(e.body)](ck, e.body)
     env.undo(mark)
     return body

@@ -22,6 +22,7 @@ from chatml.typecheck.schemes import Scheme
 from chatml.types import (
     GENERIC,
     Flavor,
+    ModuleFlavor,
     Namer,
     Prim,
     Row,
@@ -32,6 +33,7 @@ from chatml.types import (
     TFun,
     TMu,
     TRecord,
+    TRecVar,
     TRef,
     TTuple,
     TVar,
@@ -76,8 +78,9 @@ class Checker:
         self.env = ValueEnv()
         self.type_names: dict[str, Type] = {}
         self.diagnostics: list[Diagnostic] = []
-        #: the type at every binder, keyed by the binder's name span
-        self.binder_types: dict[Span, Type] = {}
+        #: the type at every binder with the binder's name span, in order (the result keys
+        #: them by span when first asked: a later entry for a span wins)
+        self.binders: list[tuple[Span, Type]] = []
         #: the flavor type of every field access's base, with the access span
         self.field_flavors: list[tuple[Span, Type]] = []
         #: modules whose body is being checked, innermost last
@@ -112,7 +115,7 @@ class Checker:
 
     def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
         """The environment entry for a binding of type ``t`` at the current level (4.4)."""
-        return generalize_all((t,), self.level, nonexpansive)[0]
+        return generalize_one(t, self.level, nonexpansive)
 
     # ------------------------------------------------------------------ errors
 
@@ -163,7 +166,7 @@ def generalize_all(types: tuple[Type, ...], level: int,
     """
     found: list[TVar] = []
     recursive = False
-    colour: dict[int, int] = {}
+    colour: dict[Type, int] = {}
     for t in types:
         if _scan(t, level, found, colour):
             recursive = True
@@ -178,8 +181,28 @@ def generalize_all(types: tuple[Type, ...], level: int,
     return list(types)
 
 
-def _scan(t: Type, level: int, found: list[TVar], colour: dict[int, int]) -> bool:
-    """Collect the variables of ``t`` above ``level``; whether ``t`` holds a recursive type."""
+def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
+    """:func:`generalize_all` for a single binding (the common case, without the lists)."""
+    found: list[TVar] = []
+    recursive = _scan(t, level, found, {})
+    if not found:
+        return t
+    if nonexpansive and not recursive:
+        for var in found:
+            var.level = GENERIC
+        return Scheme(t)
+    for var in found:
+        var.level = level
+    return t
+
+
+def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:
+    """Collect the variables of ``t`` above ``level``; whether ``t`` holds a recursive type.
+
+    ``colour`` marks the nodes being walked (1) and walked (2): meeting a node
+    being walked is a cycle, which counts as a recursive type. (Type nodes
+    hash by identity, so they key the dict themselves, without ``id()``.)
+    """
     while type(t) is TVar:
         link = t.link  # type: ignore[attr-defined]
         if link is None:
@@ -188,41 +211,59 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[int, int]) -> boo
             return False
         t = link
     c = type(t)
-    if c is TMu:
-        return True
-    if c is Prim or c is RowEmpty or c is TError or c is Flavor:
-        return False
-    key = id(t)
-    state = colour.get(key)
-    if state == 1:
-        return True
-    if state == 2:
-        return False
-    colour[key] = 1
+    if c is Row:
+        children: Any = t.fields.values()  # type: ignore[attr-defined]
+        last: Type | None = t.tail  # type: ignore[attr-defined]
+    elif c is TFun:
+        children = t.params  # type: ignore[attr-defined]
+        last = t.result  # type: ignore[attr-defined]
+    elif c is TRecord:
+        flavor = t.flavor  # type: ignore[attr-defined]
+        # (a Flavor has nothing below it: only a flavor variable is a child)
+        children = (flavor,) if type(flavor) is TVar else ()
+        last = t.row  # type: ignore[attr-defined]
+    elif c is TVariant:
+        children = ()
+        last = t.row  # type: ignore[attr-defined]
+    elif c is TTuple:
+        children = t.elems  # type: ignore[attr-defined]
+        last = None
+    elif c is TArray or c is TRef:
+        children = ()
+        last = t.elem  # type: ignore[attr-defined]
+    elif c is TConstr:
+        children = t.args  # type: ignore[attr-defined]
+        last = None
+    else:
+        return c is TMu  # a leaf: only a mu type is recursive
+    state = colour.get(t)
+    if state is not None:
+        return state == 1  # being walked: a cycle
+    colour[t] = 1
     recursive = False
-    for child in _children(t, c):
-        if type(child) is TVar and child.link is None:  # type: ignore[attr-defined]
+    # Children that are variables or leaves are handled here, without a call;
+    # ``last`` (a row's tail, a function's result...) the same way after them.
+    for child in children:
+        while type(child) is TVar and child.link is not None:  # type: ignore[attr-defined]
+            child = child.link  # type: ignore[attr-defined]
+        kind = type(child)
+        if kind is TVar:
             if level < child.level < GENERIC and child not in found:  # type: ignore[attr-defined]
                 found.append(child)  # type: ignore[arg-type]
-        elif type(child) is not Prim and _scan(child, level, found, colour):
+        elif kind not in _SCAN_LEAVES and _scan(child, level, found, colour):
             recursive = True
-    colour[key] = 2
+    if last is not None:
+        while type(last) is TVar and last.link is not None:  # type: ignore[attr-defined]
+            last = last.link  # type: ignore[attr-defined]
+        kind = type(last)
+        if kind is TVar:
+            if level < last.level < GENERIC and last not in found:  # type: ignore[attr-defined]
+                found.append(last)  # type: ignore[arg-type]
+        elif kind not in _SCAN_LEAVES and _scan(last, level, found, colour):
+            recursive = True
+    colour[t] = 2
     return recursive
 
 
-def _children(t: Any, c: type) -> tuple[Type, ...]:
-    if c is TFun:
-        return (*t.params, t.result)
-    if c is TRecord:
-        return (t.row, t.flavor)
-    if c is Row:
-        return (*t.fields.values(), t.tail)
-    if c is TVariant:
-        return (t.row,)
-    if c is TArray or c is TRef:
-        return (t.elem,)
-    if c is TTuple:
-        return t.elems  # type: ignore[no-any-return]
-    if c is TConstr:
-        return t.args  # type: ignore[no-any-return]
-    return ()
+#: Types with nothing below them that :func:`_scan` looks for (a mu type is not one).
+_SCAN_LEAVES = frozenset({Prim, RowEmpty, Flavor, ModuleFlavor, TError, TRecVar})

@@ -37,6 +37,7 @@ class ValueEnv:
         values[name] = entry
 
     def mark(self) -> int:
+        """A point to :meth:`undo` to: the trail's length (hot rules read it directly)."""
         return len(self.trail)
 
     def undo(self, mark: int) -> None:

@@ -88,7 +88,7 @@ def rely(cell: Exactness) -> bool:
 
 def depends(source: Exactness, target: Exactness) -> bool:
     """``target`` becomes inexact whenever ``source`` does; False on a conflict."""
-    source_root = root(source)
+    source_root = source if source.link is None else root(source)  # (a root needs no call)
     if source_root.inexact:
         return mark_inexact(target)
     if source_root.dependents is None:
@@ -100,7 +100,8 @@ def depends(source: Exactness, target: Exactness) -> bool:
 
 def merge(a: Exactness, b: Exactness) -> bool:
     """Merge the cells of two unified record types; False on a conflict."""
-    ra, rb = root(a), root(b)
+    ra = a if a.link is None else root(a)  # (a root needs no call)
+    rb = b if b.link is None else root(b)
     if ra is rb:
         return True
     if (ra.relied and rb.inexact) or (rb.relied and ra.inexact):

@@ -33,6 +33,7 @@ from chatml.types import (
     TMu,
     TRecord,
     TTuple,
+    TVar,
     TVariant,
     Type,
     flatten_row,
@@ -43,7 +44,8 @@ from chatml.unify import UnifyError, unify
 
 def expose(t: Type) -> Type:
     """``t`` resolved, with explicit recursive types unfolded."""
-    t = resolve(t)
+    if type(t) is TVar:
+        t = resolve(t)
     while isinstance(t, TMu):
         t = resolve(t.unfold())
     return t
@@ -82,12 +84,18 @@ def _total_record(pattern: ast.PRecord, t: Type) -> bool:
 def _covers(pattern: ast.Pattern, tag: str, payload: Type) -> bool:
     if type(pattern) is not ast.PVariant or pattern.tag != tag:  # type: ignore[union-attr]
         return False
-    payload = resolve(payload)
+    if type(payload) is TVar and payload.link is not None:  # type: ignore[attr-defined]
+        payload = resolve(payload)
     components = payload.elems if isinstance(payload, TTuple) else (payload,)
     args = pattern.args  # type: ignore[union-attr]
     if len(args) != len(components):
         return False
-    return all(is_total(arg, component) for arg, component in zip(args, components, strict=True))
+    for index, arg in enumerate(args):  # (a loop, not all() of a generator: cheaper)
+        if type(arg) is ast.PVar or type(arg) is ast.PWildcard:
+            continue  # total, without a call
+        if not is_total(arg, components[index]):
+            return False
+    return True
 
 
 def _missing_case(tag: str, payload: Type) -> str:
@@ -100,8 +108,10 @@ def _missing_case(tag: str, payload: Type) -> str:
 
 def check_exhaustive(ck: Checker, match: ast.Match, scrutinee: Type) -> None:
     patterns = [arm.pattern for arm in match.arms]
-    if any(_is_catch_all(p) for p in patterns):
-        return
+    # (plain loops here, not any() over generators: this runs for every match)
+    for pattern in patterns:
+        if type(pattern) is ast.PWildcard or type(pattern) is ast.PVar:
+            return  # a catch-all arm
     t = expose(scrutinee)
     if t is BOOL:
         values = {p.value for p in patterns if isinstance(p, ast.PBool)}
@@ -114,9 +124,14 @@ def check_exhaustive(ck: Checker, match: ast.Match, scrutinee: Type) -> None:
     elif isinstance(t, TVariant):
         fields, tail = flatten_row(t.row)
         for tag in sorted(fields):
-            if not any(_covers(p, tag, fields[tag]) for p in patterns):
+            payload = fields[tag]
+            for pattern in patterns:
+                if (type(pattern) is ast.PVariant and pattern.tag == tag
+                        and _covers(pattern, tag, payload)):
+                    break
+            else:
                 _fail(ck, match, "Non-exhaustive variant match: missing case "
-                      f"'{_missing_case(tag, fields[tag])}'",
+                      f"'{_missing_case(tag, payload)}'",
                       hint="add an arm for it, or a final `| _ -> ...` arm")
         if not isinstance(tail, (RowEmpty, TError)):
             try:

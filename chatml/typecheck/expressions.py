@@ -100,17 +100,18 @@ _INT_COMPARISON = {ast.BinOp.LT, ast.BinOp.GT, ast.BinOp.LE, ast.BinOp.GE}
 _FLOAT_COMPARISON = {ast.BinOp.FLT, ast.BinOp.FGT, ast.BinOp.FLE, ast.BinOp.FGE}
 _FLOAT_TWIN = {op.value: op.value + "." for op in (*_INT_ARITHMETIC, *_INT_COMPARISON)}
 
-#: operator -> (operand type, result type)
-_OPERATOR_TYPES: dict[ast.BinOp, tuple[Type, Type]] = {}
+#: id(operator) -> (operand type, result type); keyed by identity because an
+#: enum member's ``__hash__`` is a Python-level call (members are singletons)
+_OPERATOR_TYPES: dict[int, tuple[Type, Type]] = {}
 for _op in _INT_ARITHMETIC:
-    _OPERATOR_TYPES[_op] = (INT, INT)
+    _OPERATOR_TYPES[id(_op)] = (INT, INT)
 for _op in _FLOAT_ARITHMETIC:
-    _OPERATOR_TYPES[_op] = (FLOAT, FLOAT)
+    _OPERATOR_TYPES[id(_op)] = (FLOAT, FLOAT)
 for _op in _INT_COMPARISON:
-    _OPERATOR_TYPES[_op] = (INT, BOOL)
+    _OPERATOR_TYPES[id(_op)] = (INT, BOOL)
 for _op in _FLOAT_COMPARISON:
-    _OPERATOR_TYPES[_op] = (FLOAT, BOOL)
-_OPERATOR_TYPES[ast.BinOp.CONCAT] = (STRING, STRING)
+    _OPERATOR_TYPES[id(_op)] = (FLOAT, BOOL)
+_OPERATOR_TYPES[id(ast.BinOp.CONCAT)] = (STRING, STRING)
 
 
 def _operand_hint(op: ast.BinOp, operand: Type, expected: Type) -> str:
@@ -129,10 +130,13 @@ def infer_prim2(ck: Checker, e: ast.Prim2) -> Type:
     left = ck.rules[type(e.left)](ck, e.left)
     right = ck.rules[type(e.right)](ck, e.right)
     op = e.op
-    types = _OPERATOR_TYPES.get(op)
+    types = _OPERATOR_TYPES.get(id(op))
     if types is not None:
         operand, result = types
         for side in (left, right):
+            # fast path: the operand has the type already (itself or through a bound variable)
+            if side is operand or (type(side) is TVar and side.link is operand):
+                continue
             try:
                 unify(side, operand)
             except UnifyError as error:
@@ -169,37 +173,52 @@ def infer_lambda(ck: Checker, e: ast.Lambda) -> Type:
     ck.level += 1
     level = ck.level
     env = ck.env
-    mark = env.mark()
-    params = tuple([TVar(level) for _ in e.params])
+    mark = len(env.trail)  # env.mark(), without the call
+    params: list[TVar] = []
     spans = e.param_spans
-    for index, (name, var) in enumerate(zip(e.params, params, strict=True)):
+    for index, name in enumerate(e.params):
+        var = TVar(level)
+        params.append(var)
         env.bind(name, var)
         if index < len(spans):
-            ck.binder_types[spans[index]] = var
+            ck.binders.append((spans[index], var))
     body = ck.rules[type(e.body)](ck, e.body)
     env.undo(mark)
     for var in params:
         if var.link is not None:
             reopen_parameter(var, level)
     ck.level -= 1
-    return TFun(params, body)
+    return TFun(tuple(params), body)
 
 
 @rule(ast.App)
 def infer_app(ck: Checker, e: ast.App) -> Type:
-    function = ck.rules[type(e.fn)](ck, e.fn)
-    args = tuple([ck.rules[type(a)](ck, a) for a in e.args])
-    known = resolve(function)
+    callee = e.fn
+    if type(callee) is ast.Var:  # infer_var inlined for the commonest callee
+        function = ck.env.values.get(callee.name)
+        if type(function) is Scheme:
+            function = function.instantiate(ck.level)  # type: ignore[union-attr]
+        elif function is None:
+            function = infer_var(ck, callee)  # reports the unknown variable
+    else:
+        function = ck.rules[type(callee)](ck, callee)
+    args: list[Type] = []  # (a loop, not a list comprehension: that costs a call)
+    for argument in e.args:
+        args.append(ck.rules[type(argument)](ck, argument))
+    known = resolve(function) if type(function) is TVar and function.link is not None else function
     try:
         if type(known) is TFun and len(known.params) == len(args):
             # Same as unifying with (args -> 'r), without building that type.
-            for param, arg in zip(known.params, args, strict=True):
-                unify(param, arg)
+            params = known.params
+            for index, arg in enumerate(args):  # (not zip(strict=True): cheaper, same length)
+                param = params[index]
+                if param is not arg:
+                    unify(param, arg)
             return known.result
         result = TVar(ck.level)
-        unify(function, TFun(args, result))
+        unify(function, TFun(tuple(args), result))
     except UnifyError as error:
-        raise ck.unify_error(e.span, error, hint=_call_hint(function, args)) from None
+        raise ck.unify_error(e.span, error, hint=_call_hint(function, tuple(args))) from None
     return result
 
 
@@ -222,6 +241,8 @@ def _call_hint(function: Type, args: tuple[Type, ...]) -> str:
 
 def _condition(ck: Checker, cond: ast.Expr, span: Span, keyword: str) -> None:
     condition = ck.rules[type(cond)](ck, cond)
+    if condition is BOOL:
+        return
     try:
         unify(condition, BOOL)
     except UnifyError as error:
@@ -274,6 +295,8 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
     element = TVar(ck.level)
     for item in e.elements:
         item_type = ck.rules[type(item)](ck, item)
+        if element.link is item_type:  # fast path: the elements so far had this very type
+            continue
         try:
             unify(item_type, element)
         except UnifyError as error:

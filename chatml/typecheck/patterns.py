@@ -39,26 +39,20 @@ from chatml.types import (
 from chatml.unify import UnifyError, unify
 
 
-def is_catch_all(pattern: ast.Pattern) -> bool:
-    return type(pattern) is ast.PWildcard or type(pattern) is ast.PVar
-
-
 def _simple_key(pattern: ast.Pattern) -> tuple[str, object] | None:
     """A key for patterns that must not repeat (literals, unit, nullary tags)."""
     kind = type(pattern)
+    if kind is ast.PVariant:
+        return None if pattern.args else ("tag", pattern.tag)  # type: ignore[union-attr]
     if kind is ast.PUnit:
         return ("unit", None)
-    if kind is ast.PInt:
-        return ("int", pattern.value)  # type: ignore[union-attr]
-    if kind is ast.PBool:
-        return ("bool", pattern.value)  # type: ignore[union-attr]
-    if kind is ast.PFloat:
-        return ("float", pattern.value)  # type: ignore[union-attr]
-    if kind is ast.PString:
-        return ("string", pattern.value)  # type: ignore[union-attr]
-    if kind is ast.PVariant and not pattern.args:  # type: ignore[union-attr]
-        return ("tag", pattern.tag)  # type: ignore[union-attr]
-    return None
+    literal = _LITERAL_KEYS.get(kind)
+    return None if literal is None else (literal, pattern.value)  # type: ignore[union-attr]
+
+
+_LITERAL_KEYS: dict[type, str] = {
+    ast.PInt: "int", ast.PBool: "bool", ast.PFloat: "float", ast.PString: "string",
+}
 
 
 # --------------------------------------------------------------------------- checks before typing
@@ -74,7 +68,7 @@ def check_shape(ck: Checker, arms: tuple[ast.MatchArm, ...]) -> None:
                     f"Redundant match arm '{show_pattern(pattern)}': previous catch-all pattern "
                     f"'{show_pattern(catch_all)}' already matches all cases",
                     hint="arms are tried in order; move this arm before the catch-all or remove it")
-        if is_catch_all(pattern):
+        if type(pattern) is ast.PWildcard or type(pattern) is ast.PVar:  # a catch-all
             catch_all = pattern
             continue
         key = _simple_key(pattern)
@@ -87,32 +81,37 @@ def check_shape(ck: Checker, arms: tuple[ast.MatchArm, ...]) -> None:
 
 
 def _check_labels_and_binders(ck: Checker, pattern: ast.Pattern) -> None:
+    """Duplicate record-pattern labels (first), then duplicate binders, in ``pattern``.
+
+    One walk, left to right: a duplicate label fails at once; the first
+    duplicate binder fails once the walk is over (a label error wins).
+    """
+    if type(pattern) is ast.PVariant and len(pattern.args) < 2:  # type: ignore[union-attr]
+        args = pattern.args  # type: ignore[union-attr]
+        if not args or type(args[0]) is ast.PVar or type(args[0]) is ast.PWildcard:
+            return  # fast path: a tag with at most one simple argument repeats nothing
     binders: set[str] = set()
     duplicate_binder: str | None = None
     stack = [pattern]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.PRecord):
+        kind = type(node)
+        if kind is ast.PVar:
+            name = node.name  # type: ignore[union-attr]
+            if duplicate_binder is None and name in binders:
+                duplicate_binder = name
+            binders.add(name)
+        elif kind is ast.PVariant:
+            stack.extend(reversed(node.args))  # type: ignore[union-attr]
+        elif kind is ast.PRecord:
             labels: set[str] = set()
-            for field in node.fields:
+            for field in node.fields:  # type: ignore[union-attr]
                 if field.label in labels:
                     ck.fail(pattern.span, errors.DUPLICATE_PATTERN_FIELD,
                             f"Duplicate record pattern label '{field.label}'")
                 labels.add(field.label)
-            stack.extend(reversed([f.pattern for f in node.fields]))
-        elif isinstance(node, ast.PVariant):
-            stack.extend(reversed(node.args))
-    stack = [pattern]
-    while stack and duplicate_binder is None:
-        node = stack.pop()
-        if isinstance(node, ast.PVar):
-            if node.name in binders:
-                duplicate_binder = node.name
-            binders.add(node.name)
-        elif isinstance(node, ast.PRecord):
-            stack.extend(reversed([f.pattern for f in node.fields]))
-        elif isinstance(node, ast.PVariant):
-            stack.extend(reversed(node.args))
+            for field in reversed(node.fields):  # type: ignore[union-attr]
+                stack.append(field.pattern)
     if duplicate_binder is not None:
         ck.fail(pattern.span, errors.DUPLICATE_BINDER,
                 f"Duplicate pattern binder '{duplicate_binder}'",
@@ -127,14 +126,18 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
     kind = type(pattern)
     if kind is ast.PVar:
         ck.env.bind(pattern.name, expected)  # type: ignore[union-attr]
-        ck.binder_types[pattern.span] = expected
+        ck.binders.append((pattern.span, expected))
     elif kind is ast.PWildcard:
         return
     elif kind is ast.PVariant:
         args = []
         for sub in pattern.args:  # type: ignore[union-attr]
             var = TVar(ck.level)
-            type_pattern(ck, sub, var)
+            if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
+                ck.env.bind(sub.name, var)  # type: ignore[union-attr]
+                ck.binders.append((sub.span, var))
+            else:
+                type_pattern(ck, sub, var)
             args.append(var)
         unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))},  # type: ignore[union-attr]
                                      TVar(ck.level))))
@@ -166,7 +169,7 @@ def infer_match(ck: Checker, e: ast.Match) -> Type:
         pattern = arm.pattern
         if type(pattern) is ast.PRecord or type(pattern) is ast.PVariant:
             _check_labels_and_binders(ck, pattern)
-        mark = env.mark()
+        mark = len(env.trail)  # env.mark(), without the call
         try:
             type_pattern(ck, pattern, scrutinee)
         except UnifyError as error:

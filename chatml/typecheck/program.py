@@ -36,6 +36,7 @@ from chatml.types import (
     RECORD,
     ModuleFlavor,
     TError,
+    TVar,
     Type,
     contains_generic,
     resolve,
@@ -69,20 +70,40 @@ class Binding:
 
 
 class TypeResult:
-    """Everything the typechecker found (see the module docstring)."""
+    """Everything the typechecker found (see the module docstring).
 
-    __slots__ = ("bindings", "diagnostics", "binder_types", "field_access", "top_level",
-                 "surface")
+    ``binder_types`` and ``field_access`` are given as (span, value) pairs in
+    the order they were found and keyed by span on first use (a later pair
+    for a span wins): hashing every span is work a caller that only wants the
+    diagnostics never pays.
+    """
+
+    __slots__ = ("bindings", "diagnostics", "_binder_pairs", "_binder_types",
+                 "_field_pairs", "_field_access", "top_level", "surface")
 
     def __init__(self, bindings: tuple[Binding, ...], diagnostics: tuple[Diagnostic, ...],
-                 binder_types: dict[Span, Type], field_access: dict[Span, str],
+                 binders: list[tuple[Span, Type]], field_accesses: list[tuple[Span, str]],
                  top_level: dict[str, Entry], surface: str) -> None:
         self.bindings = bindings
         self.diagnostics = diagnostics
-        self.binder_types = binder_types
-        self.field_access = field_access
+        self._binder_pairs = binders
+        self._binder_types: dict[Span, Type] | None = None
+        self._field_pairs = field_accesses
+        self._field_access: dict[Span, str] | None = None
         self.top_level = top_level
         self.surface = surface
+
+    @property
+    def binder_types(self) -> dict[Span, Type]:
+        if self._binder_types is None:
+            self._binder_types = dict(self._binder_pairs)
+        return self._binder_types
+
+    @property
+    def field_access(self) -> dict[Span, str]:
+        if self._field_access is None:
+            self._field_access = dict(self._field_pairs)
+        return self._field_access
 
     @property
     def ok(self) -> bool:
@@ -128,15 +149,6 @@ def install_surface(ck: Checker, surface: Surface, entries: SurfaceEntries | Non
     ck.type_names.update(cached[2])
 
 
-def _flavor_name(flavor: Type) -> str:
-    resolved = resolve(flavor)
-    if isinstance(resolved, ModuleFlavor):
-        return "module"
-    if resolved is RECORD:
-        return "record"
-    return "either"
-
-
 def typecheck_program(program: ast.Program, surface: str | Surface = "core", *,
                       entries: SurfaceEntries | None = None) -> TypeResult:
     """Typecheck ``program`` against ``surface`` (a name of ``SURFACE_NAMES`` or a Surface).
@@ -160,15 +172,26 @@ def _check(program: ast.Program, resolved_surface: Surface,
     install_surface(ck, resolved_surface, entries)
     builtins = set(ck.env.values)
     check_statements(ck, program.statements)
-    bindings = tuple(
-        Binding(name, entry_type(entry), span, is_module=name[:1].isupper())
-        for name, entry, span in ck.top_bindings
-        if not isinstance(resolve(entry_type(entry)), TError)
-    )
+    bindings: list[Binding] = []
+    for name, entry, span in ck.top_bindings:
+        body = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
+        resolved = resolve(body) if type(body) is TVar and body.link is not None else body
+        if type(resolved) is not TError:
+            bindings.append(Binding(name, body, span, name[:1].isupper()))  # (is_module)
     diagnostics = tuple(sorted(ck.diagnostics, key=lambda d: (d.file, d.line, d.column)))
     bound_here = {name for name, _, _ in ck.top_bindings}
-    top_level = {name: entry for name, entry in ck.env.values.items()
-                 if name not in builtins or name in bound_here}
-    field_access = {span: _flavor_name(flavor) for span, flavor in ck.field_flavors}
-    return TypeResult(bindings, diagnostics, ck.binder_types, field_access, top_level,
+    top_level = dict(ck.env.values)  # then without the builtins the program did not rebind
+    for name in builtins - bound_here:
+        del top_level[name]
+    field_access: list[tuple[Span, str]] = []
+    for span, flavor in ck.field_flavors:  # the base's flavor, named as it is now
+        if type(flavor) is TVar and flavor.link is not None:
+            flavor = resolve(flavor)
+        if flavor is RECORD:
+            field_access.append((span, "record"))
+        elif type(flavor) is ModuleFlavor:
+            field_access.append((span, "module"))
+        else:
+            field_access.append((span, "either"))
+    return TypeResult(tuple(bindings), diagnostics, ck.binders, field_access, top_level,
                       resolved_surface.name)

@@ -65,7 +65,7 @@ def infer_record(ck: Checker, e: ast.Record) -> Type:
     types: dict[str, Type] = {}
     for field in reversed(fields):
         types[field.label] = ck.rules[type(field.value)](ck, field.value)
-    return TRecord(make_row(types, ROW_EMPTY), RECORD)
+    return TRecord(Row(types, ROW_EMPTY) if types else ROW_EMPTY, RECORD)  # make_row
 
 
 @rule(ast.FieldGet)
@@ -75,19 +75,27 @@ def infer_field_get(ck: Checker, e: ast.FieldGet) -> Type:
     # Fast path for ``Module.export``: instantiate just the export, not the module.
     if type(base) is ast.Var:
         entry = ck.env.values.get(base.name)
-        reference = ck.self_references.get(base.name)
-        if reference is not None and reference[0] is entry:
-            reference[1].append((label, e.span))
+        if ck.self_references:  # only while a module body is checked
+            reference = ck.self_references.get(base.name)
+            if reference is not None and reference[0] is entry:
+                reference[1].append((label, e.span))
         if type(entry) is Scheme:
-            body = resolve(entry.body)
+            body = entry.body
+            if type(body) is TVar:
+                body = resolve(body)
             if type(body) is TRecord:
                 fields, tail = flatten_row(body.row)
                 field = fields.get(label)
                 if field is not None and isinstance(tail, RowEmpty):
                     ck.field_flavors.append((e.span, body.flavor))
                     return entry.instantiate_field(label, field, ck.level)
-    record = ck.rules[type(base)](ck, base)
-    resolved = resolve(record)
+        if entry is not None and type(entry) is not Scheme:
+            record = entry  # a monomorphic variable is its own type (infer_var, without a call)
+        else:
+            record = ck.rules[ast.Var](ck, base)
+    else:
+        record = ck.rules[type(base)](ck, base)
+    resolved = resolve(record) if type(record) is TVar and record.link is not None else record
     if type(resolved) is TRecord:
         fields, tail = flatten_row(resolved.row)
         field = fields.get(label)
@@ -147,7 +155,7 @@ def infer_record_extend(ck: Checker, e: ast.RecordExtend) -> Type:
     updated = dict(known)
     for field in fields:
         updated[field.label] = ck.rules[type(field.value)](ck, field.value)
-    result = TRecord(make_row(updated, tail), RECORD)
+    result = TRecord(Row(updated, tail) if updated else tail, RECORD)  # make_row
     depends(expected.exact, result.exact)  # the base's unlisted fields are copied along
     return result
 
@@ -157,8 +165,8 @@ def infer_record_extend(ck: Checker, e: ast.RecordExtend) -> Type:
 
 def join(a: Type, b: Type) -> Type:
     """The type of two merged branches (spec 4.7); raises :class:`UnifyError`."""
-    ra = resolve(a)
-    rb = resolve(b)
+    ra = resolve(a) if type(a) is TVar and a.link is not None else a
+    rb = resolve(b) if type(b) is TVar and b.link is not None else b
     if type(ra) is TRecord and type(rb) is TRecord:
         fields_a, tail_a = flatten_row(ra.row)
         fields_b, tail_b = flatten_row(rb.row)
@@ -183,7 +191,8 @@ def join(a: Type, b: Type) -> Type:
         return result
     if type(ra) is TError:
         return b
-    unify(a, b)
+    if a is not b:
+        unify(a, b)
     return a
 
 
@@ -197,10 +206,18 @@ def reopen_parameter(param: TVar, level: int) -> None:
     when the parameter's type escaped to an outer, monomorphic binding, whose
     view must not become polymorphic.
     """
-    current = resolve(param)
+    current = param.link  # (one link needs no call)
+    if type(current) is TVar:
+        current = resolve(param)
+    if type(current) not in _REOPENED:  # fast path: nothing in it to reopen
+        return
     reopened = _reopen(current, min(level, param.level), set())
     if reopened is not current:
         param.link = reopened
+
+
+#: The types :func:`_reopen` may rebuild (every other type is returned as it is).
+_REOPENED = frozenset({TRecord, TArray, TRef, TTuple})
 
 
 def _reopen(t: Type, level: int, active: set[int]) -> Type:

@@ -18,6 +18,7 @@ from typing import Any
 
 from chatml.types import (
     GENERIC,
+    Prim,
     Row,
     TArray,
     TConstr,
@@ -78,91 +79,90 @@ def instantiate(t: Type, level: int) -> Type:
     return _copy(t, level, {}, set())
 
 
-def _copy(t: Type, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    """``t`` with fresh variables for its generic ones; ``t`` itself when it has none."""
+def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Type:
+    """``t`` with fresh variables for its generic ones; ``t`` itself when it has none.
+
+    ``fresh`` maps generic variables to their instances; ``active`` holds the
+    nodes being copied: meeting one again is a cycle, which holds no generic
+    variables. (Type nodes hash by identity: they key these themselves.)
+    Components that are primitives are kept without a call.
+    """
     original = t
-    t = resolve(t)
+    if type(t) is TVar:
+        link = t.link  # type: ignore[attr-defined]
+        if link is not None:  # (one link needs no call)
+            t = link if type(link) is not TVar else resolve(t)
+        if type(t) is TVar:
+            if t.level != GENERIC:  # type: ignore[attr-defined]
+                return original
+            var = fresh.get(t)  # type: ignore[arg-type]
+            if var is None:
+                var = fresh[t] = TVar(level)  # type: ignore[index]
+            return var
     kind = type(t)
-    if kind is TVar:
-        if t.level != GENERIC:  # type: ignore[attr-defined]
-            return original
-        var = fresh.get(id(t))
-        if var is None:
-            var = fresh[id(t)] = TVar(level)
-        return var
-    copier = _COPIERS.get(kind)
-    if copier is None:
+    if kind not in _COPIED:
         return original
-    key = id(t)
-    if key in active:  # a cycle: it holds no generic variables
+    if t in active:  # a cycle: it holds no generic variables
         return original
-    active.add(key)
-    try:
-        copied = copier(t, level, fresh, active)
-    finally:
-        active.discard(key)
-    return original if copied is t else copied
+    active.add(t)
+    node: Any = t
+    fields: dict[str, Type] = {}
+    if kind is TFun:
+        parts = [*node.params, node.result]
+    elif kind is Row:
+        fields, tail = flatten_row(node)
+        parts = [*fields.values(), tail]
+    elif kind is TRecord:
+        parts = [node.row, node.flavor]
+    elif kind is TVariant:
+        parts = [node.row]
+    elif kind is TTuple:
+        parts = list(node.elems)
+    elif kind is TConstr:
+        parts = list(node.args)
+    else:  # TArray, TRef
+        parts = [node.elem]
+    changed = False
+    for index, part in enumerate(parts):
+        part_kind = type(part)
+        if part_kind is Prim:
+            continue
+        if part_kind is TVar:  # variables without a call: unbound, or bound to a leaf
+            link = part.link
+            if link is None:
+                if part.level == GENERIC:
+                    var = fresh.get(part)
+                    if var is None:
+                        var = fresh[part] = TVar(level)
+                    parts[index] = var
+                    changed = True
+                continue
+            if type(link) is not TVar and type(link) not in _COPIED:
+                continue
+        copied = _copy(part, level, fresh, active)
+        if copied is not part:
+            parts[index] = copied
+            changed = True
+    active.discard(t)
+    if not changed:
+        return original
+    if kind is TFun:
+        return TFun(tuple(parts[:-1]), parts[-1])
+    if kind is Row:
+        return Row(dict(zip(fields, parts)), parts[-1])  # noqa: B905 (parts ends with the tail)
+    if kind is TRecord:
+        return TRecord(parts[0], parts[1], node.exact)
+    if kind is TVariant:
+        return TVariant(parts[0])
+    if kind is TTuple:
+        return TTuple(tuple(parts))
+    if kind is TConstr:
+        return TConstr(node.name, tuple(parts))
+    return kind(parts[0])  # type: ignore[no-any-return]
 
 
-def _copy_fun(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    params = tuple([_copy(p, level, fresh, active) for p in t.params])
-    result = _copy(t.result, level, fresh, active)
-    if result is t.result and all(a is b for a, b in zip(params, t.params, strict=True)):
-        return t  # type: ignore[no-any-return]
-    return TFun(params, result)
-
-
-def _copy_record(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    row = _copy(t.row, level, fresh, active)
-    flavor = _copy(t.flavor, level, fresh, active)
-    if row is t.row and flavor is t.flavor:
-        return t  # type: ignore[no-any-return]
-    return TRecord(row, flavor, t.exact)
-
-
-def _copy_variant(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    row = _copy(t.row, level, fresh, active)
-    return t if row is t.row else TVariant(row)  # type: ignore[no-any-return]
-
-
-def _copy_row(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    fields, tail = flatten_row(t)
-    copied = {label: _copy(v, level, fresh, active) for label, v in fields.items()}
-    new_tail = _copy(tail, level, fresh, active)
-    if new_tail is tail and all(copied[label] is v for label, v in fields.items()):
-        return t  # type: ignore[no-any-return]
-    return Row(copied, new_tail)
-
-
-def _copy_elem(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    elem = _copy(t.elem, level, fresh, active)
-    return t if elem is t.elem else type(t)(elem)  # type: ignore[no-any-return]
-
-
-def _copy_tuple(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    elems = tuple([_copy(e, level, fresh, active) for e in t.elems])
-    if all(a is b for a, b in zip(elems, t.elems, strict=True)):
-        return t  # type: ignore[no-any-return]
-    return TTuple(elems)
-
-
-def _copy_constr(t: Any, level: int, fresh: dict[int, TVar], active: set[int]) -> Type:
-    args = tuple([_copy(a, level, fresh, active) for a in t.args])
-    if all(a is b for a, b in zip(args, t.args, strict=True)):
-        return t  # type: ignore[no-any-return]
-    return TConstr(t.name, args)
-
-
-_COPIERS: dict[type, Callable[[Any, int, dict[int, TVar], set[int]], Type]] = {
-    TFun: _copy_fun,
-    TRecord: _copy_record,
-    TVariant: _copy_variant,
-    Row: _copy_row,
-    TArray: _copy_elem,
-    TRef: _copy_elem,
-    TTuple: _copy_tuple,
-    TConstr: _copy_constr,
-}
+#: The composite types :func:`_copy` rebuilds (everything else has no generic variable).
+_COPIED = frozenset({TFun, TRecord, TVariant, Row, TArray, TRef, TTuple, TConstr})
 
 
 def compile_template(t: Type) -> Template:

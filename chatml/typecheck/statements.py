@@ -13,13 +13,14 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.bindings import bind_group, bind_value
 from chatml.typecheck.checker import Checker, StatementError
-from chatml.typecheck.environment import Entry, entry_type
+from chatml.typecheck.environment import Entry
 from chatml.typecheck.modules import (
     bind_failed,
     check_initialisation,
     check_module,
     check_open,
 )
+from chatml.typecheck.schemes import Scheme
 from chatml.typecheck.type_exprs import declare_type
 from common.sources import Span
 
@@ -39,7 +40,7 @@ def check_statements(ck: Checker, statements: tuple[ast.Stmt, ...],
     env = ck.env
     for stmt in statements:
         level = ck.level
-        mark = env.mark()
+        mark = len(env.trail)  # env.mark(), without the call
         try:
             if ck.init_frames:
                 check_initialisation(ck, stmt)
@@ -65,10 +66,16 @@ def check_statements(ck: Checker, statements: tuple[ast.Stmt, ...],
 def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
     kind = type(stmt)
     env = ck.env
-    if kind is ast.LetStmt:
+    if kind is ast.LetStmt:  # the commonest statement: _record inlined
         entry = bind_value(ck, stmt.rhs)  # type: ignore[union-attr]
-        env.bind(stmt.name, entry)  # type: ignore[union-attr]
-        _record(ck, stmt.name, entry, stmt.name_span, top)  # type: ignore[union-attr]
+        name = stmt.name  # type: ignore[union-attr]
+        env.bind(name, entry)
+        span = stmt.name_span  # type: ignore[union-attr]
+        if span is not None:
+            bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
+            ck.binders.append((span, bound))  # type: ignore[arg-type]
+        if top:
+            ck.top_bindings.append((name, entry, span))
     elif kind is ast.ExprStmt:
         ck.rules[type(stmt.expr)](ck, stmt.expr)  # type: ignore[union-attr]
     elif kind is ast.LetRecStmt:
@@ -92,6 +99,7 @@ def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
 
 def _record(ck: Checker, name: str, entry: Entry, span: Span | None, top: bool) -> None:
     if span is not None:
-        ck.binder_types[span] = entry_type(entry)
+        bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
+        ck.binders.append((span, bound))  # type: ignore[arg-type]
     if top:
         ck.top_bindings.append((name, entry, span))

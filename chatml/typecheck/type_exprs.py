@@ -168,7 +168,7 @@ def infer_annot(ck: Checker, e: ast.Annot) -> Type:
         for index, (name, param) in enumerate(zip(expr.params, expected.params, strict=True)):
             ck.env.bind(name, param)
             if index < len(spans):
-                ck.binder_types[spans[index]] = param
+                ck.binders.append((spans[index], param))
         body = ck.rules[type(expr.body)](ck, expr.body)
         ck.env.undo(mark)
         try:

@@ -84,6 +84,19 @@ def test_two_open_rows_share_a_fresh_tail() -> None:
     assert left_end is right_end and isinstance(left_end, TVar)
 
 
+def test_a_tail_bound_while_the_common_labels_unify_keeps_the_labels_it_got() -> None:
+    # The left row's tail also types the payload of `A`: unifying `A` binds it
+    # to [`X | ...]; the label `B` only the right row has must then be unified
+    # with that binding (the tail is a row now), not replace it.
+    tail = TVar(0)
+    left = variant({"A": [TVariant(tail)]}, tail)
+    right = variant({"A": [variant({"X": []}, TVar(0))], "B": []}, TVar(0))
+    unify(left, right)
+    fields, end = flatten_row(left.row)
+    assert set(fields) == {"A", "X", "B"} and isinstance(end, TVar)
+    assert set(flatten_row(right.row)[0]) == {"A", "X", "B"}
+
+
 def test_a_row_variable_cannot_occur_in_its_own_tail() -> None:
     tail = TVar(0)
     error = failure(record({"a": INT}, tail), record({"b": INT}, tail))
