@@ -115,14 +115,14 @@ _CODES, _ARGS = _plan()
 #: reduce it by the leaf production ``entry - _FOLD``: the state the shift would enter
 #: has that reduction as its only move, so the driver skips the round trip.
 _FOLD = 1 << 20
-_folded: dict[int, tuple[Tables, list[list[int]]]] = {}
+#: The last tables folded and their folded action table (parsing uses one set of tables).
+_folded: list[tuple[Tables, list[list[int]]]] = []
 
 
 def _folded_action(tables: Tables) -> list[list[int]]:
     """``tables.run_action`` with the shifts into leaf-reducing states folded (see :data:`_FOLD`)."""
-    cached = _folded.get(id(tables))
-    if cached is not None and cached[0] is tables:
-        return cached[1]
+    if _folded and _folded[0][0] is tables:
+        return _folded[0][1]
     run_action = tables.run_action
     leaf_of: dict[int, int] = {}
     for state, row in enumerate(run_action):
@@ -131,7 +131,7 @@ def _folded_action(tables: Tables) -> list[list[int]]:
             leaf_of[state] = p
     folded = [[_FOLD + leaf_of[t] if 0 < t < ACCEPT and t in leaf_of else t for t in row]
               for row in run_action]
-    _folded[id(tables)] = (tables, folded)
+    _folded[:] = [(tables, folded)]
     return folded
 
 
