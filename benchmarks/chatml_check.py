@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from chatml.check import check_source  # noqa: E402
-from chatml.parser import parse_program  # noqa: E402
+from chatml.syntax.parser import parse_program  # noqa: E402
 from tests.chatml.typed_program_gen import typed_program  # noqa: E402
 
 THROUGHPUT_TARGET = 20_000  # lines per second

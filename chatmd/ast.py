@@ -5,7 +5,7 @@ lowering. It records the document exactly as written (attributes in order,
 duplicates kept, text verbatim); it gives no meaning to any element.
 Spans do not take part in equality, so two trees parsed from differently laid
 out sources compare by content alone. The classes are frozen and slotted, with
-the shared ``repr``/``==``/``hash`` of :mod:`common.records`.
+the shared ``repr``/``==``/``hash`` of :mod:`chatcommon.records`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from common.records import SharedMethods, frozen_record
-from common.sources import SourceFile, Span
+from chatcommon.records import SharedMethods, frozen_record
+from chatcommon.sources import SourceFile, Span
 
 
 @frozen_record

@@ -15,9 +15,9 @@ standard output carries the artefact).
 
 Heavy modules (cattrs for ``--emit ir``) are imported only by the command
 that needs them, so ``chatmdc check`` starts fast; a plain ``check`` command
-line is read without argparse (:mod:`common.quick_args`, same meaning). Run as a program (``argv``
+line is read without argparse (:mod:`chatcommon.quick_args`, same meaning). Run as a program (``argv``
 None), every command is a one-shot batch job and runs without the cyclic
-garbage collector (:func:`common.allocation.one_shot_process`).
+garbage collector (:func:`chatcommon.allocation.one_shot_process`).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from common.quick_args import CommandSpec, quick_parse
+from chatcommon.quick_args import CommandSpec, quick_parse
 
 if TYPE_CHECKING:
     import argparse
 
+    from chatcommon.diagnostics import Diagnostic
+    from chatcommon.sources import SourceRegistry
     from chatmd.frontend import CheckResult
-    from common.diagnostics import Diagnostic
-    from common.sources import SourceRegistry
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -61,7 +61,7 @@ def _summary(diagnostics: Sequence[Diagnostic], files: int) -> dict[str, int]:
 
 def _report(diagnostics: Sequence[Diagnostic], registry: SourceRegistry, files: int,
             output_format: str, *, json_to_stdout: bool) -> None:
-    from common.render import render_all_text, render_json
+    from chatcommon.render import render_all_text, render_json
 
     if output_format == "json":
         stream = sys.stdout if json_to_stdout else sys.stderr
@@ -78,8 +78,8 @@ def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from chatcommon.sources import SourceRegistry
     from chatmd.frontend import check_prompt
-    from common.sources import SourceRegistry
 
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
@@ -99,7 +99,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 #: ``--emit`` mode → function producing the artefact text from a clean CheckResult.
 #: A function may instead raise :class:`EmitUnavailable` (exit status 2).
 #: An emitter returns the text, or the text and warnings found while building it; it
-#: raises :class:`~common.diagnostics.DiagnosticError` when errors prevent the artefact.
+#: raises :class:`~chatcommon.diagnostics.DiagnosticError` when errors prevent the artefact.
 Emitted: TypeAlias = "str | tuple[str, Sequence[Diagnostic]]"
 Emitter: TypeAlias = Callable[["CheckResult", "argparse.Namespace"], Emitted]
 
@@ -109,7 +109,7 @@ class EmitUnavailable(Exception):
 
 
 def _emit_ir(result: CheckResult, args: argparse.Namespace) -> str:
-    from chatmd.declarations.shell import with_compiled_shell
+    from chatmd.declarations.shell_validation import with_compiled_shell
     from chatmd.ir_json import ir_to_json_text
 
     assert result.prompt is not None
@@ -120,10 +120,10 @@ def _emit_request(result: CheckResult, args: argparse.Namespace) -> Emitted:
     """The Responses request body; local files only unless --allow-network; no agents."""
     import json
 
-    from chatmd.declarations.shell import ShellDefinitions
+    from chatcommon.diagnostics import DiagnosticError
+    from chatmd.declarations.shell_validation import ShellDefinitions
     from chatmd.request import compile_request
     from chatmd.request_context import ConversionContext
-    from common.diagnostics import DiagnosticError
 
     assert result.prompt is not None
     context = ConversionContext.local(result.prompt.prompt_dir, allow_network=args.allow_network,
@@ -136,7 +136,7 @@ def _emit_request(result: CheckResult, args: argparse.Namespace) -> Emitted:
 
 
 def _emit_chatmd(result: CheckResult, args: argparse.Namespace) -> Emitted:
-    from chatmd.prompt_writer import write_prompt
+    from chatmd.canonical_writer import write_prompt
 
     assert result.prompt is not None
     return write_prompt(result.prompt)
@@ -150,8 +150,8 @@ EMITTERS: dict[str, Emitter] = {
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
+    from chatcommon.diagnostics import DiagnosticError
     from chatmd.frontend import check_prompt
-    from common.diagnostics import DiagnosticError
 
     result = check_prompt(args.path, confine=args.confine)
     diagnostics = list(result.diagnostics)
@@ -176,8 +176,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
         sys.stdout.write(text)
         return EXIT_OK
-    from common.atomic import atomic_write_text
-    from common.output import unwritable_output
+    from chatcommon.atomic import atomic_write_text
+    from chatcommon.output import unwritable_output
 
     try:
         atomic_write_text(args.output, text, create_folders=False)
@@ -189,14 +189,14 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-#: ``chatmdc check`` as :func:`build_parser` declares it, for :func:`common.quick_args.quick_parse`.
+#: ``chatmdc check`` as :func:`build_parser` declares it, for :func:`chatcommon.quick_args.quick_parse`.
 CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--confine": None}, "paths",
                          many=True, defaults={"format": "text", "confine": False,
                                               "run": _cmd_check})
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from common.argparsing import ArgumentParser
+    from chatcommon.argparsing import ArgumentParser
 
     parser = ArgumentParser(prog="chatmdc", description="Check and compile ChatMD prompts.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
-        from common.allocation import one_shot_process
+        from chatcommon.allocation import one_shot_process
 
         one_shot_process()
     args: argparse.Namespace | None = quick_parse(  # type: ignore[assignment]

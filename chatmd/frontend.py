@@ -7,7 +7,7 @@ Pipeline (data flows one way)::
 
 - :func:`load_prompt` / :func:`load_prompt_text` run the same pipeline and
   checks and return the :class:`~chatmd.ir.Prompt`, or raise
-  :class:`~common.diagnostics.DiagnosticError` carrying *all* diagnostics
+  :class:`~chatcommon.diagnostics.DiagnosticError` carrying *all* diagnostics
   (warnings alone never raise).
 - :func:`check_prompt` / :func:`check_prompt_text` never raise for bad input:
   they return a :class:`CheckResult` with the prompt (None when any error was
@@ -38,14 +38,14 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from chatcommon.allocation import gc_paused
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile, SourceRegistry
 from chatmd.declarations import lower_prompt
 from chatmd.imports import Chain, expand_imports
 from chatmd.ir import InlineSource, Prompt, Script
 from chatmd.loading import UnreadableFile, read_text, strip_bom
 from chatmd.parser import parse
-from common.allocation import gc_paused
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile, SourceRegistry
 
 __all__ = [
     "PROMPT_CHECKS",
@@ -63,7 +63,7 @@ PromptCheck = Callable[[Prompt], Iterable[Diagnostic]]
 #: Checks :func:`check_prompt` runs after loading, as ``"module:function"`` names.
 #: Tool construction and the ChatML script checker register here (one line each).
 PROMPT_CHECKS: list[str] = ["chatmd.tools.check:check_tools",
-                            "chatmd.declarations.shell:check_shell",
+                            "chatmd.declarations.shell_validation:check_shell",
                             "chatml.script_check:check_prompt_scripts"]
 
 

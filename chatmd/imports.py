@@ -27,7 +27,7 @@ Every import error is positioned at the ``<import>`` (or its offending
 attribute). A file that fails to read or parse is not spliced, so its errors
 do not cascade. Diagnostics inside an imported file name that file (display
 name = the ``src`` as written); :attr:`ExpandedPrompt.chains` gives, for each
-imported :class:`~common.sources.SourceFile`, the "imported from" notes that
+imported :class:`~chatcommon.sources.SourceFile`, the "imported from" notes that
 the frontend attaches to every diagnostic in it.
 """
 
@@ -38,13 +38,13 @@ import re
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, Related, Severity
+from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
 from chatmd.loading import Confinement, UnreadableFile, import_key, read_text, resolve, sha256_hex
 from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces
-from common.diagnostics import Diagnostic, Related, Severity
-from common.sources import SourceFile, Span
 
 PHASE = "imports"
 

@@ -41,9 +41,9 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from chatcommon.records import SharedMethods, frozen_record
 from chatmd.ast import Element
 from chatmd.provenance import Provenance
-from common.records import SharedMethods, frozen_record
 
 __all__ = [
     "ASSISTANT",
@@ -90,7 +90,7 @@ __all__ = [
 
 
 #: Every IR class is frozen and slotted, with the ``repr``, ``==`` and ``hash`` of
-#: :class:`common.records.SharedMethods` (attrs would compile them per class: most of
+#: :class:`chatcommon.records.SharedMethods` (attrs would compile them per class: most of
 #: this module's import time). ``==`` compares the fields declared with ``eq`` (see above).
 _ir_class = frozen_record
 
@@ -368,7 +368,7 @@ class ShellTool(SharedMethods):
 
     ``runtime`` is the ``runtime`` reference qualified by the import namespace
     (None when absent). ``element`` is the declaration's syntax tree, handed to
-    the shell validator (``chatmd/declarations/shell.py`` is the seam).
+    the shell validator (``chatmd/declarations/shell_validation.py`` is the seam).
     """
 
     name: str
@@ -450,7 +450,7 @@ class InlineSource(SharedMethods):
     in the declaring file (exact when the body is one plain text run or one RAW
     block; after a comment or a second RAW block inside the body, later
     positions drift). ``chatmd.frontend.script_source_file`` builds the
-    :class:`~common.sources.SourceFile` a ChatML checker reports into.
+    :class:`~chatcommon.sources.SourceFile` a ChatML checker reports into.
     """
 
     text: str

@@ -3,7 +3,7 @@
 The IR keeps where each top-level element (:class:`~chatmd.provenance.Provenance`)
 and each content helper or read root (:class:`~chatmd.ir.Location`) was
 written; :func:`diagnostic_at` turns the most precise of those into a
-:class:`~common.diagnostics.Diagnostic` (file, line, column). An IR built by
+:class:`~chatcommon.diagnostics.Diagnostic` (file, line, column). An IR built by
 hand has neither: the diagnostic then points at line 1 of the prompt.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from chatcommon.diagnostics import Diagnostic, Related, Severity
 from chatmd.ir import Location
 from chatmd.provenance import Provenance
-from common.diagnostics import Diagnostic, Related, Severity
 
 
 def related_at(provenance: Provenance | None, location: Location | None, message: str,

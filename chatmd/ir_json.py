@@ -23,6 +23,7 @@ from typing import Any
 import cattrs
 from cattrs.strategies import configure_tagged_union
 
+from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element, Node, Text
 from chatmd.ir import (
     AgentItem,
@@ -46,7 +47,6 @@ from chatmd.ir import (
     TextItem,
     Tool,
 )
-from common.sources import SourceFile, Span
 
 __all__ = ["IR_VERSION", "converter", "ir_from_json", "ir_to_json", "ir_to_json_text"]
 

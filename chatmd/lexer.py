@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from chatcommon.diagnostics import Diagnostic, Severity
+from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
-from common.diagnostics import Diagnostic, Severity
-from common.sources import SourceFile, Span
 
 START = 0
 SELF = 1

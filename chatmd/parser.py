@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import attrs
 
+from chatcommon.allocation import gc_paused
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
+from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
-from common.allocation import gc_paused
-from common.diagnostics import Diagnostic, DiagnosticError, Related
-from common.sources import SourceFile, Span
 
 PHASE = "parse"
 

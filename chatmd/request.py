@@ -11,7 +11,7 @@
 Everything outside the prompt comes from a
 :class:`~chatmd.request_context.ConversionContext`. Every problem is a
 positioned diagnostic; the raising functions raise
-:class:`~common.diagnostics.DiagnosticError` carrying all of them (independent
+:class:`~chatcommon.diagnostics.DiagnosticError` carrying all of them (independent
 errors in different messages are all reported).
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatmd.ir import (
     ASSISTANT,
     DEVELOPER,
@@ -39,7 +40,6 @@ from chatmd.ir_diagnostics import diagnostic_at
 from chatmd.request_content import ContentResolver
 from chatmd.request_context import ConversionContext
 from chatmd.tools.construct import build_tools
-from common.diagnostics import Diagnostic, DiagnosticError
 
 PHASE = "request"
 

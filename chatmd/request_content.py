@@ -32,12 +32,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatmd.html_text import html_to_markdown, html_to_text
 from chatmd.ir import AgentItem, Content, ContentItem, DocItem, ImageItem, TextItem
 from chatmd.ir_diagnostics import diagnostic_at
 from chatmd.provenance import Provenance
 from chatmd.request_context import ConversionContext, FetchError
-from common.diagnostics import Diagnostic, DiagnosticError, Related
 
 PHASE = "request"
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from chatmd.declarations.shell import ShellDefinitions
+from chatmd.declarations.shell_validation import ShellDefinitions
 from chatmd.tools.host import PathVariables, ShellToolDefiner, ToolHost
 from chatmd.tools.mcp import McpCatalogue, NoMcpCatalogue
 

@@ -1,7 +1,7 @@
-"""The ChatML source syntax tree (spec section 3.8), produced by :mod:`chatml.parser`.
+"""The ChatML source syntax tree (spec section 3.8), produced by :mod:`chatml.syntax.parser`.
 
 Every node is a frozen, slotted attrs class whose last field is ``span``
-(a :class:`~common.sources.Span`); spans, and the other position-only fields
+(a :class:`~chatcommon.sources.Span`); spans, and the other position-only fields
 (``name_span``, ``param_spans``), take no part in equality or hashing, so two
 trees parsed from differently laid-out sources compare by content alone.
 
@@ -24,8 +24,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from common.records import SharedMethods, frozen_record
-from common.sources import Span
+from chatcommon.records import SharedMethods, frozen_record
+from chatcommon.sources import Span
 
 TASK_UNIT_PARAM = "__chatml_task_unit"
 
@@ -33,7 +33,7 @@ TASK_UNIT_PARAM = "__chatml_task_unit"
 class _Base(SharedMethods):
     """Shared by every node: one generic ``repr``, ``==`` and ``hash`` instead of ones
     generated per class (generating methods is most of this module's import time, and
-    so of ``chatml check``'s start-up); see :mod:`common.records`. ``==`` compares
+    so of ``chatml check``'s start-up); see :mod:`chatcommon.records`. ``==`` compares
     the fields declared with ``eq`` (all but the positions)."""
 
     __slots__ = ()

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile, Span
 from chatml.bytecode.code import CompiledModule
 from chatml.calls import IMPLEMENTATIONS, _load_standard_library, install
 from chatml.depth import retry_deep, run_deep, too_deep
 from chatml.values import Module, Value
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile, Span
 
 if TYPE_CHECKING:
     from chatml.ast import Program
@@ -99,7 +99,7 @@ def _typecheck(program: Any, surface_name: str) -> tuple[list[Diagnostic],
                                                           Callable[[Span], str | None] | None]:
     """Run the checker: (diagnostics, the primitive type of a binder, by its name span)."""
     from chatml.typecheck.program import typecheck_program
-    from chatml.types import Prim, resolve
+    from chatml.typecheck.types import Prim, resolve
 
     result = typecheck_program(program, surface_name)
     binder_types = result.binder_types
@@ -118,7 +118,7 @@ def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
                  values: Mapping[str, Value] | None = None,
                  source: SourceFile | None = None) -> BuildResult:
     """Parse, check, resolve and compile ``text``; ``DiagnosticError`` on any error."""
-    from chatml.parser import parse_program
+    from chatml.syntax.parser import parse_program
 
     source = source or SourceFile(name, text)
     parsed = parse_program(text, source=source, name=name)

@@ -71,6 +71,7 @@ from collections.abc import Callable, Iterable, Mapping
 from threading import get_ident
 from typing import Any
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatml.limits import COST, METER, WORD, LimitExceeded
 from chatml.values import (
     ChatMLFailure,
@@ -82,7 +83,6 @@ from chatml.values import (
     builtin,
     is_builtin,
 )
-from common.diagnostics import Diagnostic, DiagnosticError
 
 __all__ = [
     "COST",
@@ -345,7 +345,7 @@ def _entry_arity(entry: Any, qualified: str) -> int | None:
         return arity
     try:
         from chatml.surfaces import scheme_of
-        from chatml.types import TFun
+        from chatml.typecheck.types import TFun
     except ImportError:
         return None
     try:

@@ -14,7 +14,7 @@ Both functions never raise for bad input: lexical and syntax errors, type
 errors and an unreadable file all come back as diagnostics. ``surface`` is a
 name of :data:`chatml.surfaces.SURFACE_NAMES` or a
 :class:`~chatml.surfaces.Surface`. Pass ``source`` (a
-:class:`~common.sources.SourceFile`) to check a script embedded in another
+:class:`~chatcommon.sources.SourceFile`) to check a script embedded in another
 file, so positions are reported in that file.
 """
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from chatcommon.allocation import gc_paused
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile
 from chatml.ast import Program
-from common.allocation import gc_paused
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile
 
 __all__ = ["CheckResult", "check_file", "check_source"]
 
@@ -67,7 +67,7 @@ def _sorted(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
 def check_source(text: str, *, name: str = "<string>", surface: object = "core",
                  source: SourceFile | None = None) -> CheckResult:
     """Parse and typecheck ``text`` against ``surface``."""
-    from chatml.parser import parse_source
+    from chatml.syntax.parser import parse_source
     from chatml.typecheck import typecheck_program
 
     if source is None:

@@ -8,9 +8,9 @@ only the module of the subcommand it names (``check`` imports none of them:
 the REPL's and the runner's imports would be a large share of its start-up);
 ``--help`` and an unknown command import them all, so every subcommand is listed.
 Run as a program (``argv`` None), ``check`` is a one-shot batch job and runs
-without the cyclic garbage collector (:func:`common.allocation.one_shot_process`),
+without the cyclic garbage collector (:func:`chatcommon.allocation.one_shot_process`),
 and a plain ``check`` command line is read without argparse
-(:mod:`common.quick_args`, same meaning).
+(:mod:`chatcommon.quick_args`, same meaning).
 
 ``chatml check [--format text|json] [--surface NAME] FILE`` parses and
 typechecks FILE against a builtin surface (default ``core``) and prints
@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from common.quick_args import CommandSpec, quick_parse
+from chatcommon.quick_args import CommandSpec, quick_parse
 
 if TYPE_CHECKING:
     import argparse
@@ -70,7 +70,7 @@ def check_command(args: argparse.Namespace) -> int:
     result = check_file(args.file, surface=args.surface)
     bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
     if args.format == "json":
-        from common.render import render_json
+        from chatcommon.render import render_json
 
         sys.stdout.write(render_json(result.diagnostics, bindings=bindings) + "\n")
     else:
@@ -78,7 +78,7 @@ def check_command(args: argparse.Namespace) -> int:
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
         if result.diagnostics:
-            from common.render import render_all_text
+            from chatcommon.render import render_all_text
 
             sys.stderr.write(render_all_text(result.diagnostics))
             sys.stderr.write("\n" + summary_line(result.diagnostics, args.file) + "\n")
@@ -119,7 +119,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``command``, only what that subcommand needs is imported."""
     import importlib
 
-    from common.argparsing import ArgumentParser
+    from chatcommon.argparsing import ArgumentParser
 
     parser = ArgumentParser(prog="chatml", description="The ChatML toolchain.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     command = words[0] if words else None
     if argv is None and command == "check":
-        from common.allocation import one_shot_process
+        from chatcommon.allocation import one_shot_process
 
         one_shot_process()
     args: argparse.Namespace | None = quick_parse(words, CHECK_SPEC)  # type: ignore[assignment]

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from common.numbers import abbreviate_digits, parse_int
+from chatcommon.numbers import abbreviate_digits, parse_int
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 
 def _report(diagnostics: Sequence[Any], fmt: str) -> None:
-    from common.render import render_all_text, render_json
+    from chatcommon.render import render_all_text, render_json
 
     if not diagnostics:
         return
@@ -89,7 +89,7 @@ def _report(diagnostics: Sequence[Any], fmt: str) -> None:
 
 
 def _read(path: str, fmt: str) -> bytes | None:
-    from common.diagnostics import Diagnostic
+    from chatcommon.diagnostics import Diagnostic
 
     try:
         with open(path, "rb") as handle:
@@ -103,9 +103,9 @@ def _read(path: str, fmt: str) -> bytes | None:
 
 def _build(args: argparse.Namespace) -> tuple[Any, int]:
     """(artifact, 0) or (None, exit status)."""
+    from chatcommon.diagnostics import DiagnosticError
     from chatml.build import UnreadableInput, build_file
     from chatml.calls import MissingImplementations
-    from common.diagnostics import DiagnosticError
 
     data = _read(args.file, args.format)
     if data is None:
@@ -129,13 +129,13 @@ def _build(args: argparse.Namespace) -> tuple[Any, int]:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from chatcommon.diagnostics import Diagnostic, DiagnosticError
     from chatml.build import runtime_values
     from chatml.bytecode.serialize import BytecodeFormatError
     from chatml.calls import ChatMLRuntimeError
     from chatml.limits import Limits
     from chatml.vm.loader import load
     from chatml.vm.run import on_large_stack, run_program
-    from common.diagnostics import Diagnostic, DiagnosticError
 
     artifact, status = _build(args)
     if artifact is None:
@@ -173,9 +173,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def compile_command(args: argparse.Namespace) -> int:
+    from chatcommon.atomic import atomic_write_bytes
+    from chatcommon.output import unwritable_output
     from chatml.bytecode.serialize import serialize
-    from common.atomic import atomic_write_bytes
-    from common.output import unwritable_output
 
     artifact, status = _build(args)
     if artifact is None:

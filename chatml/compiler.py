@@ -34,12 +34,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.bytecode.code import CodeObject, CompiledModule, Position, source_hash
 from chatml.bytecode.opcodes import Op
 from chatml.resolve import Binding, Free, FunctionScope, Global, Local, Resolution, syntactic_kind
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import Span
 
 _BINARY = {
     ast.BinOp.ADD: Op.ADD, ast.BinOp.SUB: Op.SUB, ast.BinOp.MUL: Op.MUL, ast.BinOp.DIV: Op.DIV,

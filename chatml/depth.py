@@ -23,8 +23,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from common.diagnostics import Diagnostic
-from common.sources import Span
+from chatcommon.diagnostics import Diagnostic
+from chatcommon.sources import Span
 
 #: The stack of a deep phase's helper thread.
 STACK_BYTES = 512 * 1024 * 1024

@@ -51,8 +51,8 @@ from itertools import accumulate
 from json.encoder import encode_basestring
 from typing import Any, Union
 
-from common.allocation import gc_paused
-from common.numbers import abbreviate_digits, parse_int
+from chatcommon.allocation import gc_paused
+from chatcommon.numbers import abbreviate_digits, parse_int
 
 
 class JsonObject(list):  # type: ignore[type-arg]

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatcommon.allocation import gc_paused
 from chatml import json_text
 from chatml.json_text import JsonObject, JsonTree
 from chatml.values import Value, Variant
-from common.allocation import gc_paused
 
 JSON_SHAPE = "expected Json.t (`Null/`Bool/`Number/`String/`Array/`Object)"
 JSON_TAGS = frozenset(("Null", "Bool", "Number", "String", "Array", "Object"))

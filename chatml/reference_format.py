@@ -13,18 +13,18 @@ counted on the end's own line (the reference's ``span.right.column``). The
 excerpt is the exact source text of the span (it may run over several lines),
 after ``L|`` and four spaces; the caret line is six spaces and
 ``max(1, end - start)`` carets. Without a position (a diagnostic made with
-:meth:`~common.diagnostics.Diagnostic.for_file`, which has no end) the whole
+:meth:`~chatcommon.diagnostics.Diagnostic.for_file`, which has no end) the whole
 text is ``<Kind> error: <message>``. ``<Kind>`` comes from the phase:
 ``parse`` -> ``Parse``, ``type`` -> ``Type``, ``runtime`` -> ``Runtime``.
 
-:class:`~common.diagnostics.Diagnostic` columns are 1-based; this module
+:class:`~chatcommon.diagnostics.Diagnostic` columns are 1-based; this module
 converts. Conformance cases store ``error_location`` (:func:`reference_location`)
 and ``error_text`` (:func:`format_reference`) in this format.
 """
 
 from __future__ import annotations
 
-from common.diagnostics import Diagnostic
+from chatcommon.diagnostics import Diagnostic
 
 _KINDS = {"parse": "Parse", "type": "Type", "typecheck": "Type", "runtime": "Runtime"}
 

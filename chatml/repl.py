@@ -42,15 +42,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from chatcommon.atomic import atomic_write_text
 from chatml.limits import Limits
-from common.atomic import atomic_write_text
 
 if TYPE_CHECKING:  # the toplevel's machinery is imported on first use: `chatml --help` stays fast
+    from chatcommon.diagnostics import Diagnostic
     from chatml import ast
     from chatml.engine.api import Script
     from chatml.engine.host_surface import HostSurface
     from chatml.values import Value
-    from common.diagnostics import Diagnostic
 
 PROMPT = "chatml> "
 CONTINUATION = "   ...> "
@@ -116,8 +116,8 @@ def interrupt(state: ReplState) -> ReplState:
 
 def _needs_more(text: str) -> bool:
     """True when ``text`` fails to parse only because it stops too early."""
-    from chatml.parser import parse_program
-    from common.diagnostics import DiagnosticError
+    from chatcommon.diagnostics import DiagnosticError
+    from chatml.syntax.parser import parse_program
 
     try:
         parse_program(text)
@@ -133,12 +133,12 @@ def _needs_more(text: str) -> bool:
 
 def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[ReplState, str]:
     """Check, compile and run one complete input; bindings carry over on success."""
+    from chatcommon.diagnostics import DiagnosticError
+    from chatcommon.sources import SourceFile
     from chatml import ast
     from chatml.calls import ChatMLRuntimeError
     from chatml.engine.api import Engine
-    from chatml.parser import parse_program
-    from common.diagnostics import DiagnosticError
-    from common.sources import SourceFile
+    from chatml.syntax.parser import parse_program
 
     number = state.count + 1
     name = name or f"<input {number}>"
@@ -190,7 +190,7 @@ def _name_results(statements: Iterable[ast.Stmt]) -> tuple[tuple[ast.Stmt, ...],
 def _carry_over(script: Script, host: HostSurface, results: set[str]) -> list[str]:
     """Make the input's top-level names visible to later inputs; the lines that report them."""
     from chatml.engine.host_surface import HostValue
-    from chatml.types import show_signature
+    from chatml.typecheck.types import show_signature
 
     values = script.program.top_level()
     lines: list[str] = []
@@ -213,7 +213,7 @@ def _body(entry: Any) -> Any:
 
 
 def _describe(binding: Any, value: Value, is_result: bool) -> str:
-    from chatml.types import UNIT, resolve
+    from chatml.typecheck.types import UNIT, resolve
 
     if binding.is_module:
         return f"module {binding.name}\n"
@@ -235,7 +235,7 @@ def _shown(value: Value) -> str:
 
 
 def _diagnostics(diagnostics: Iterable[Diagnostic]) -> str:
-    from common.render import render_all_text
+    from chatcommon.render import render_all_text
 
     text = render_all_text(list(diagnostics))
     return text if text.endswith("\n") else text + "\n"
@@ -263,11 +263,11 @@ def _command(state: ReplState, line: str) -> tuple[ReplState, str]:
 
 
 def _type_of(state: ReplState, text: str) -> str:
+    from chatcommon.diagnostics import DiagnosticError
+    from chatcommon.sources import SourceFile
     from chatml import ast
     from chatml.engine.api import Engine
-    from chatml.parser import parse_program
-    from common.diagnostics import DiagnosticError
-    from common.sources import SourceFile
+    from chatml.syntax.parser import parse_program
 
     name = f"<type {state.count + 1}>"
     file = SourceFile(name, text)

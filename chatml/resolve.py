@@ -33,10 +33,10 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.bytecode.code import FREE, LOCAL
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import Span
 
 PRIMITIVE_KINDS = frozenset({"int", "float", "string", "bool", "unit"})
 

@@ -4,7 +4,7 @@
 ``PROMPT_CHECKS`` seam: for every ChatML script of the loaded prompt it
 parses and typechecks the source against the surface of the script's kind
 (``moderator`` -> the moderator surface, each shell kind -> its own surface),
-then checks the host contract (:mod:`chatml.contracts`). Diagnostics are
+then checks the host contract (:mod:`chatml.typecheck.contracts`). Diagnostics are
 positioned in the file that holds the script: inside the prompt for an inline
 script, in the ``.chatml`` file for a ``src`` script (with a note pointing at
 the declaring ``<script>``).
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from common.diagnostics import Diagnostic, Related
+from chatcommon.diagnostics import Diagnostic, Related
 
 __all__ = ["check_prompt_scripts"]
 
@@ -64,8 +64,8 @@ def check_prompt_scripts(prompt: Any) -> list[Diagnostic]:
     from chatmd.frontend import script_source_file
     from chatmd.ir import SrcSource
     from chatml.check import check_source
-    from chatml.contracts import check_contract
     from chatml.surfaces import SCRIPT_KIND_SURFACE
+    from chatml.typecheck.contracts import check_contract
 
     found: list[Diagnostic] = []
     for script in prompt.scripts:

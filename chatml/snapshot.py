@@ -39,9 +39,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chatcommon.allocation import gc_paused
 from chatml import json_text
 from chatml.values import MAX_INT, MIN_INT, Module, Ref, Task, Value, Variant, is_builtin
-from common.allocation import gc_paused
 
 FORMAT = "chatml-snapshot"
 VERSION = 1

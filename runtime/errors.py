@@ -1,14 +1,14 @@
-"""Errors the runtime raises: each carries a positioned :class:`~common.diagnostics.Diagnostic`.
+"""Errors the runtime raises: each carries a positioned :class:`~chatcommon.diagnostics.Diagnostic`.
 
 A host catches :class:`ModerationError` (or ``DiagnosticError``) and renders
-``error.diagnostic`` with :mod:`common.render`. Handler failures name the
+``error.diagnostic`` with :mod:`chatcommon.render`. Handler failures name the
 script, the phase and the ChatML position (the failing expression when the
 VM knows it, else the script's ``on_event`` binding).
 """
 
 from __future__ import annotations
 
-from common.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
 
 PHASE = "moderation"
 

@@ -1,6 +1,6 @@
 """Export of a moderated session to readable ChatMD (moderator-runtime spec 2.5; seed 3.6).
 
-:func:`export_chatmd` renders the canonical entries with :mod:`chatmd.writer`
+:func:`export_chatmd` renders the canonical entries with :mod:`chatmd.transcript_writer`
 (payloads inline), each element carrying ``ochat-history-id="<entry id>"``,
 then an explicit annex that materialises the overlay, in this order:
 
@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chatmd.writer import TranscriptItemError, attribute, frame, render_items
+from chatmd.transcript_writer import TranscriptItemError, attribute, frame, render_items
 from runtime.ids import Entry
 from runtime.overlay import Overlay
 

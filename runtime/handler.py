@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic
 from chatml import calls
 from chatml.calls import ChatMLRuntimeError
 from chatml.limits import METER, Limits
@@ -32,7 +33,6 @@ from chatml.tasks import Completed, Failed, OperationRegistry, Suspended, TaskIn
 from chatml.values import Task, Value, kind_name
 from chatml.vm.errors import to_runtime_error
 from chatml.vm.run import run_boundary
-from common.diagnostics import Diagnostic
 from runtime.effects import Decoded, EffectError, decode_effects
 from runtime.errors import (
     PHASE,

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from common.numbers import parse_int
+from chatcommon.numbers import parse_int
 
 Item = Mapping[str, Any]
 """A Responses API item as Python JSON data."""

@@ -3,7 +3,7 @@
 
 :class:`ModeratorRegistry` compiles a ``<script kind="moderator">`` (or any
 ChatML source) against the moderator or UI-moderator surface: parse,
-typecheck, the host contract of :mod:`chatml.contracts`, bytecode. The
+typecheck, the host contract of :mod:`chatml.typecheck.contracts`, bytecode. The
 result, an :class:`Artifact`, is cached by source hash (MD5 hex of the
 source text, as snapshots record it), surface, script id and where the source
 sits, so compiling the same declaration twice gives the same artifact.
@@ -26,16 +26,16 @@ from typing import Any
 import attrs
 
 import runtime.builtins  # noqa: F401  (registers Item, Tool_call and Context)
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile
 from chatml.calls import ChatMLRuntimeError
-from chatml.contracts import check_contract
 from chatml.engine import Engine, Script
 from chatml.limits import Limits
-from chatml.parser import parse_program
+from chatml.syntax.parser import parse_program
+from chatml.typecheck.contracts import check_contract
 from chatml.values import Value
 from chatml.vm.loader import load
 from chatml.vm.run import run_program
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile
 from runtime.errors import ModeratorLoadError
 
 SURFACES = ("moderator", "ui_moderator")

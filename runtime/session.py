@@ -40,7 +40,7 @@ from typing import Any
 
 import attrs
 
-from chatmd.writer import PAYLOAD_FOLDER, append_to_transcript, payload_src_for
+from chatmd.transcript_writer import PAYLOAD_FOLDER, append_to_transcript, payload_src_for
 from runtime.capabilities import Capabilities, ModelResult
 from runtime.errors import ModerationError, SnapshotMismatch
 from runtime.executor import ModelExecutor
@@ -178,9 +178,9 @@ class Session:
         request; ``history_compaction`` blanks superseded ``read_file``
         outputs in requests.
         """
+        from chatcommon.diagnostics import DiagnosticError
         from chatmd.request import compile_request
         from chatmd.request_context import ConversionContext
-        from common.diagnostics import DiagnosticError
 
         context = conversion or ConversionContext.local(prompt.prompt_dir or ".")
         compiled = compile_request(prompt, context)

@@ -29,10 +29,10 @@ from typing import Any
 
 import attrs
 
+from chatcommon.atomic import atomic_write_text
+from chatcommon.numbers import NumberTooLong, int_or_raise
 from chatml import snapshot as data_values
 from chatml.values import Value
-from common.atomic import atomic_write_text
-from common.numbers import NumberTooLong, int_or_raise
 from runtime.errors import SnapshotDecodeError, SnapshotError
 from runtime.overlay import Overlay, OverlayDecodeError, overlay_from_json, overlay_to_json
 

@@ -8,7 +8,7 @@ as one versioned JSON file written atomically (moderator-runtime spec 6.5; DECIS
      "entries": [{"entry_id": "...", "item": {...}}, ...],
      "moderator": <moderator snapshot> | null, "ended_reason": null}
 
-:func:`save_record` writes through :mod:`common.atomic` (a crash leaves the
+:func:`save_record` writes through :mod:`chatcommon.atomic` (a crash leaves the
 old file or the new one); :func:`load_record` checks the whole file and
 raises :class:`~runtime.errors.SnapshotDecodeError` naming what is wrong.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from common.atomic import atomic_write_text
+from chatcommon.atomic import atomic_write_text
 from runtime.errors import SnapshotDecodeError
 from runtime.ids import Entry, EntryId, InvalidEntryId
 from runtime.items import item_problem

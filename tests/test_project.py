@@ -7,7 +7,7 @@ import re
 
 from tests.support import REPO_ROOT
 
-PACKAGES = ("common", "chatmd", "chatml", "runtime")
+PACKAGES = ("chatcommon", "chatmd", "chatml", "runtime")
 
 
 def _readme_commands() -> list[str]:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.ast import Element
 from chatmd.declarations.config import lower_config
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.messages import MESSAGE_TAGS, lower_message, lower_reasoning
 from chatmd.declarations.moderator_runtime import lower_moderator_runtime
 from chatmd.declarations.scripts import check_script_registry, lower_script
-from chatmd.declarations.shell import lower_shell_access
+from chatmd.declarations.shell_validation import lower_shell_access
 from chatmd.declarations.tools import lower_tool
 from chatmd.imports import ExpandedPrompt
 from chatmd.ir import (
@@ -37,7 +38,6 @@ from chatmd.ir import (
 )
 from chatmd.loading import Confinement
 from chatmd.provenance import Provenance
-from common.diagnostics import Diagnostic
 
 __all__ = ["LoweringContext", "lower_prompt"]
 

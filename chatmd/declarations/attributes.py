@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from chatcommon.sources import Span
 from chatmd.ast import Element
 from chatmd.declarations.context import LoweringContext
 from chatmd.vocabulary import WS
-from common.sources import Span
 
 
 def lenient(element: Element) -> dict[str, str]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 
+from chatcommon.numbers import parse_int
 from chatmd.ast import Element
 from chatmd.declarations.attributes import lenient
 from chatmd.declarations.context import LoweringContext
 from chatmd.ir import Config
 from chatmd.provenance import Provenance
-from common.numbers import parse_int
 
 _INTEGER = re.compile(r"[+-]?[0-9][0-9_]*\Z")
 _FLOAT = re.compile(r"[+-]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][+-]?[0-9][0-9_]*)?\Z")

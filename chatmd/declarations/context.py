@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 
+from chatcommon.diagnostics import Diagnostic, Related, Severity
+from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Element
 from chatmd.lexer import attribute_spans
 from chatmd.loading import Confinement
 from chatmd.provenance import Provenance
-from common.diagnostics import Diagnostic, Related, Severity
-from common.sources import SourceFile, Span
 
 PHASE = "declarations"
 

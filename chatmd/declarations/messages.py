@@ -14,6 +14,7 @@ pass over the attributes, no regular expressions on the common path.
 
 from __future__ import annotations
 
+from chatcommon.numbers import parse_int
 from chatmd.ast import Element, Text
 from chatmd.declarations.content import lower_content
 from chatmd.declarations.context import LoweringContext
@@ -21,7 +22,6 @@ from chatmd.declarations.text import render_import, render_nodes
 from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
-from common.numbers import parse_int
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
 TAG_ROLES = {

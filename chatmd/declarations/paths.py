@@ -18,8 +18,8 @@ import os
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.ir import Location, PathExpr, ReadFileTool
-from common.diagnostics import Diagnostic
 
 PATH_VARIABLES = ("workspace", "source_dir", "prompt_dir", "tool_dir", "session_dir",
                   "cache_dir", "home")

@@ -21,6 +21,8 @@ import math
 import os
 import re
 
+from chatcommon.diagnostics import Related
+from chatcommon.numbers import parse_int
 from chatmd.ast import Element, Text
 from chatmd.declarations.attributes import StrictAttributes
 from chatmd.declarations.context import LoweringContext
@@ -29,8 +31,6 @@ from chatmd.ir import SCRIPT_KINDS, InlineSource, Script, ScriptLimits, ScriptSo
 from chatmd.loading import UnreadableFile, read_text, resolve, sha256_hex
 from chatmd.provenance import Provenance, qualify
 from chatmd.vocabulary import is_blank
-from common.diagnostics import Related
-from common.numbers import parse_int
 
 LIMIT_ATTRIBUTES = ("wall_time", "fuel", "max_tasks", "max_value", "max_output",
                     "max_array_items", "max_depth")

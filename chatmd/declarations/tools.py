@@ -1,7 +1,7 @@
 """``<tool>`` declarations (spec §4.8): dispatch on the attributes to one tool shape.
 
 1. ``type="shell"`` or any ``runtime`` attribute → long-form shell tool
-   (:mod:`chatmd.declarations.shell`).
+   (:mod:`chatmd.declarations.shell_validation`).
 2. Two or more of ``command``/``agent``/``mcp_server`` → ``chatmd.tool_conflicting_kinds``.
 3. ``command`` → :class:`~chatmd.ir.CustomTool` (compact command tool).
 4. ``agent`` → :class:`~chatmd.ir.AgentTool`.
@@ -20,7 +20,7 @@ from chatmd.ast import Element
 from chatmd.declarations.attributes import lenient, stripped_or_none
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.read_file import lower_read_file
-from chatmd.declarations.shell import lower_shell_tool
+from chatmd.declarations.shell_validation import lower_shell_tool
 from chatmd.ir import AgentTool, BuiltinTool, CustomTool, McpTool, Tool
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import READ_FILE_TOOL_NAMES, WS

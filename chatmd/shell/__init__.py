@@ -42,40 +42,40 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 #: The environment variable naming the administrative policy file (spec §6.9). Defined
-#: here, not in :mod:`chatmd.shell.admin`, so that checking whether a policy is
-#: configured loads nothing (``chatmd.declarations.shell`` asks before compiling).
+#: here, not in :mod:`chatmd.shell.secure.admin`, so that checking whether a policy is
+#: configured loads nothing (``chatmd.declarations.shell_validation`` asks before compiling).
 POLICY_VARIABLE = "OCHAT_SHELL_ADMIN_POLICY"
 
 #: Public name -> the module that defines it (imported on first use, so that
 #: importing one phase does not pay for the others).
 _EXPORTS: dict[str, str] = {
-    "AdminPolicy": "admin",
-    "AdminPolicyError": "admin",
-    "admin_policy_from_environment": "admin",
-    "check_admin_ceilings": "admin",
-    "load_admin_policy": "admin",
-    "CompiledShell": "compiler",
-    "compile_runtimes": "compiler",
-    "host_platform": "compiler",
-    "LegacyToolDecl": "declarations",
-    "ModeratorRuntimeDecl": "declarations",
-    "ShellAccessDecl": "declarations",
-    "ShellScript": "declarations",
-    "ShellToolDecl": "declarations",
+    "AdminPolicy": "secure.admin",
+    "AdminPolicyError": "secure.admin",
+    "admin_policy_from_environment": "secure.admin",
+    "check_admin_ceilings": "secure.admin",
+    "load_admin_policy": "secure.admin",
+    "CompiledShell": "compile.compiler",
+    "compile_runtimes": "compile.compiler",
+    "host_platform": "compile.compiler",
+    "LegacyToolDecl": "declare.typed_declarations",
+    "ModeratorRuntimeDecl": "declare.typed_declarations",
+    "ShellAccessDecl": "declare.typed_declarations",
+    "ShellScript": "declare.typed_declarations",
+    "ShellToolDecl": "declare.typed_declarations",
     "UnknownRuntimeError": "explanation",
     "explain": "explanation",
-    "ALL_FEATURES": "features",
-    "SUPPORTED_FEATURES": "features",
-    "LEGACY_RUNTIME_ID": "legacy",
-    "desugar_legacy_tool": "legacy",
-    "lower_moderator_runtime": "lower_moderator",
-    "lower_shell_access": "lower_runtime",
-    "lower_shell_tool": "lower_tool",
-    "Lowered": "lowering",
-    "ShellManifest": "manifest",
-    "tool_definition": "schema",
-    "tool_description": "schema",
-    "tool_schema": "schema",
+    "ALL_FEATURES": "compile.features",
+    "SUPPORTED_FEATURES": "compile.features",
+    "LEGACY_RUNTIME_ID": "compile.legacy",
+    "desugar_legacy_tool": "compile.legacy",
+    "lower_moderator_runtime": "declare.lower_moderator",
+    "lower_shell_access": "declare.lower_runtime",
+    "lower_shell_tool": "declare.lower_tool",
+    "Lowered": "declare.lowering",
+    "ShellManifest": "compile.manifest",
+    "tool_definition": "compile.schema",
+    "tool_description": "compile.schema",
+    "tool_schema": "compile.schema",
 }
 
 __all__ = [
@@ -120,15 +120,16 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from chatmd.shell.admin import (
-        AdminPolicy,
-        AdminPolicyError,
-        admin_policy_from_environment,
-        check_admin_ceilings,
-        load_admin_policy,
-    )
-    from chatmd.shell.compiler import CompiledShell, compile_runtimes, host_platform
-    from chatmd.shell.declarations import (
+    from chatmd.shell.compile.compiler import CompiledShell, compile_runtimes, host_platform
+    from chatmd.shell.compile.features import ALL_FEATURES, SUPPORTED_FEATURES
+    from chatmd.shell.compile.legacy import LEGACY_RUNTIME_ID, desugar_legacy_tool
+    from chatmd.shell.compile.manifest import ShellManifest
+    from chatmd.shell.compile.schema import tool_definition, tool_description, tool_schema
+    from chatmd.shell.declare.lower_moderator import lower_moderator_runtime
+    from chatmd.shell.declare.lower_runtime import lower_shell_access
+    from chatmd.shell.declare.lower_tool import lower_shell_tool
+    from chatmd.shell.declare.lowering import Lowered
+    from chatmd.shell.declare.typed_declarations import (
         LegacyToolDecl,
         ModeratorRuntimeDecl,
         ShellAccessDecl,
@@ -136,11 +137,10 @@ if TYPE_CHECKING:
         ShellToolDecl,
     )
     from chatmd.shell.explanation import UnknownRuntimeError, explain
-    from chatmd.shell.features import ALL_FEATURES, SUPPORTED_FEATURES
-    from chatmd.shell.legacy import LEGACY_RUNTIME_ID, desugar_legacy_tool
-    from chatmd.shell.lower_moderator import lower_moderator_runtime
-    from chatmd.shell.lower_runtime import lower_shell_access
-    from chatmd.shell.lower_tool import lower_shell_tool
-    from chatmd.shell.lowering import Lowered
-    from chatmd.shell.manifest import ShellManifest
-    from chatmd.shell.schema import tool_definition, tool_description, tool_schema
+    from chatmd.shell.secure.admin import (
+        AdminPolicy,
+        AdminPolicyError,
+        admin_policy_from_environment,
+        check_admin_ceilings,
+        load_admin_policy,
+    )

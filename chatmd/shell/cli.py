@@ -35,8 +35,8 @@ def add_shell_command(commands: Any) -> None:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from chatcommon.render import render_all_text
     from chatmd.shell.integration import explain_prompt
-    from common.render import render_all_text
 
     result = explain_prompt(args.path, args.runtime, platform=args.platform)
     if result.error is not None:

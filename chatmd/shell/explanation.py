@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from chatmd.shell.compiler import CompiledShell
-from chatmd.shell.declarations import ShellAccessDecl
-from chatmd.shell.features import required_features
-from chatmd.shell.matchers import (
+from chatcommon.sources import Span
+from chatmd.shell.compile.compiler import CompiledShell
+from chatmd.shell.compile.features import required_features
+from chatmd.shell.declare.matchers import (
     AllOf,
     AnyCommand,
     AnyOf,
@@ -36,10 +36,10 @@ from chatmd.shell.matchers import (
     ResolvedPathIs,
     TrustedExecutable,
 )
-from chatmd.shell.sections import BYTE_LIMITS, DURATION_LIMITS, LIMIT_NAMES, POWERS
-from chatmd.shell.settings import Setting
-from chatmd.shell.values import PathExpr, format_bytes, format_duration
-from common.sources import Span
+from chatmd.shell.declare.sections import BYTE_LIMITS, DURATION_LIMITS, LIMIT_NAMES, POWERS
+from chatmd.shell.declare.settings import Setting
+from chatmd.shell.declare.typed_declarations import ShellAccessDecl
+from chatmd.shell.declare.values import PathExpr, format_bytes, format_duration
 
 _VALUE_WIDTH = 34
 

@@ -14,7 +14,7 @@ scripts and the moderator binding, and then:
   tool's ``compiled`` record (``chatmdc compile --emit ir``).
 - :func:`shell_tool_definition` — the model-visible definition of a long-form
   shell tool, for request building (behind
-  :class:`chatmd.declarations.shell.ShellDefinitions`).
+  :class:`chatmd.declarations.shell_validation.ShellDefinitions`).
 - :func:`explain_prompt` — the library side of ``chatmdc shell explain``.
 
 Legacy tools, scripts and the moderator binding are located by their
@@ -29,20 +29,24 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatmd.ir import CustomTool, Prompt, ShellTool
-from chatmd.shell.admin import AdminPolicyError, admin_policy_from_environment, check_admin_ceilings
-from chatmd.shell.compiler import CompiledShell, compile_runtimes
-from chatmd.shell.declarations import (
+from chatmd.shell.compile.compiler import CompiledShell, compile_runtimes
+from chatmd.shell.compile.features import SUPPORTED_FEATURES
+from chatmd.shell.declare.lower_runtime import lower_shell_access
+from chatmd.shell.declare.lower_tool import lower_shell_tool
+from chatmd.shell.declare.typed_declarations import (
     LegacyToolDecl,
     ModeratorRuntimeDecl,
     ShellAccessDecl,
     ShellScript,
     ShellToolDecl,
 )
-from chatmd.shell.features import SUPPORTED_FEATURES
-from chatmd.shell.lower_runtime import lower_shell_access
-from chatmd.shell.lower_tool import lower_shell_tool
-from common.diagnostics import Diagnostic, DiagnosticError
+from chatmd.shell.secure.admin import (
+    AdminPolicyError,
+    admin_policy_from_environment,
+    check_admin_ceilings,
+)
 
 
 @attrs.frozen
@@ -137,7 +141,7 @@ def with_compiled_shell(prompt: Prompt) -> Prompt:
 
     Raises :class:`DiagnosticError` when the shell declarations do not compile.
     """
-    from chatmd.shell.schema import tool_definition
+    from chatmd.shell.compile.schema import tool_definition
 
     compiled, diagnostics = compile_prompt_shell(prompt)
     if compiled is None:
@@ -165,7 +169,7 @@ def shell_tool_definition(tool: ShellTool) -> dict[str, Any]:
 
     Raises :class:`DiagnosticError` when the declaration is invalid.
     """
-    from chatmd.shell.schema import tool_definition
+    from chatmd.shell.compile.schema import tool_definition
 
     if tool.compiled is not None and "definition" in tool.compiled:
         return dict(tool.compiled["definition"])

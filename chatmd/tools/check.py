@@ -12,10 +12,10 @@ imports it on every run.
 
 from __future__ import annotations
 
+from chatcommon.diagnostics import Diagnostic, Related, Severity
 from chatmd.ir import AgentTool, BuiltinTool, CustomTool, Prompt, ReadFileTool, ShellTool, Tool
 from chatmd.ir_diagnostics import diagnostic_at, related_at
 from chatmd.tools import names
-from common.diagnostics import Diagnostic, Related, Severity
 
 PHASE = "tools"
 READ_FILE = "read_file"

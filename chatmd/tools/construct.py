@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Severity
 from chatmd.declarations.paths import resolve_read_roots
 from chatmd.ir import (
     AgentTool,
@@ -46,7 +47,6 @@ from chatmd.tools.host import ToolHost
 from chatmd.tools.mcp import McpUnavailable, remote_tool_definition, select_tools, server_uri
 from chatmd.tools.read_file import read_file_definition
 from chatmd.tools.schema import JsonObject
-from common.diagnostics import Diagnostic, DiagnosticError, Severity
 
 
 @attrs.frozen

@@ -49,7 +49,7 @@ class ShellToolDefiner(Protocol):
     def definition(self, tool: ShellTool) -> JsonObject:
         """The model-visible definition of a long-form shell tool.
 
-        Raise :class:`common.diagnostics.DiagnosticError` when the declaration
+        Raise :class:`chatcommon.diagnostics.DiagnosticError` when the declaration
         (or its runtime) is invalid.
         """
         ...

@@ -5,7 +5,7 @@ user's working folder; when neither can be created or written, there is no
 cache (every run compiles). An entry's key hashes the format version, the
 compiler version, the surface (name and builtin names) and the source text,
 so an entry is only ever found by the exact build it came from. Entries are
-written with :func:`common.atomic.atomic_write_bytes`; an entry that does not
+written with :func:`chatcommon.atomic.atomic_write_bytes`; an entry that does not
 deserialise or whose recorded hash/surface do not match is ignored (and
 overwritten by the rebuilt one).
 """
@@ -17,10 +17,10 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from chatcommon.atomic import atomic_write_bytes
+from chatcommon.diagnostics import DiagnosticError
 from chatml.bytecode.code import FORMAT_VERSION, CompiledModule
 from chatml.bytecode.serialize import BytecodeFormatError, deserialize, serialize
-from common.atomic import atomic_write_bytes
-from common.diagnostics import DiagnosticError
 
 COMPILER_VERSION = "1"
 """Bumped whenever the compiler's output changes for the same input."""

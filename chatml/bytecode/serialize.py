@@ -17,9 +17,9 @@ import math
 import zlib
 from typing import Any
 
+from chatcommon.numbers import int_or_raise
 from chatml.bytecode.code import FORMAT_VERSION, CodeObject, CompiledModule
 from chatml.bytecode.opcodes import OPERANDS, Op
-from common.numbers import int_or_raise
 
 MAGIC = b"CHATMLBC"
 

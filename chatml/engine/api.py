@@ -16,7 +16,7 @@
   engine's surface (a builtin surface plus the registered host values, each
   with its ChatML type), resolves and compiles to bytecode, and loads it.
   Parse, type and resolution errors raise
-  :class:`~common.diagnostics.DiagnosticError` carrying every diagnostic;
+  :class:`~chatcommon.diagnostics.DiagnosticError` carrying every diagnostic;
   nothing runs.
 * **Running** (:meth:`Script.run`, :meth:`Script.call`, :meth:`Script.run_task`,
   :meth:`Engine.run_task`) happens inside one VM run each, under the engine's
@@ -41,6 +41,8 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile
 from chatml import calls
 from chatml.ast import Program
 from chatml.build import builtin_names, not_utf8_message, resolve_and_compile
@@ -60,17 +62,15 @@ from chatml.engine.host_surface import (
     parse_type,
 )
 from chatml.limits import METER, Limits
-from chatml.parser import parse_program
+from chatml.syntax.parser import parse_program
 from chatml.tasks import Completed, Operation, OperationRegistry, TaskInterpreter, TaskOutcome
 from chatml.typecheck.program import TypeResult, typecheck_program
-from chatml.types import TConstr, TFun, Type, show_signature
-from chatml.types import resolve as resolve_type
+from chatml.typecheck.types import TConstr, TFun, Type, show_signature
+from chatml.typecheck.types import resolve as resolve_type
 from chatml.values import Task, Value, kind_name
 from chatml.vm.loader import LoadedProgram, load
 from chatml.vm.run import call as vm_call
 from chatml.vm.run import run_boundary, run_program
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile
 
 Sink = Callable[[str], Any]
 
@@ -236,7 +236,7 @@ class Engine:
 
 def _kind_of(types: TypeResult) -> Callable[[Any], str | None]:
     """The primitive type name of a binder (the compiler unboxes int/float/bool locals)."""
-    from chatml.types import Prim
+    from chatml.typecheck.types import Prim
 
     binder_types = types.binder_types
 

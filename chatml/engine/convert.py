@@ -38,7 +38,7 @@ from typing import Any
 
 from chatml import json_values
 from chatml.json_values import JSON_TAGS, JsonShapeError
-from chatml.types import (
+from chatml.typecheck.types import (
     FLOAT,
     INT,
     STRING,

@@ -39,7 +39,14 @@ from chatml.surfaces import (
 )
 from chatml.surfaces.schemes import SchemeSyntaxError, parse_scheme
 from chatml.typecheck.schemes import Scheme
-from chatml.types import ROW_EMPTY, ModuleFlavor, TRecord, Type, contains_generic, make_row
+from chatml.typecheck.types import (
+    ROW_EMPTY,
+    ModuleFlavor,
+    TRecord,
+    Type,
+    contains_generic,
+    make_row,
+)
 from chatml.values import Module, Value
 
 Entry = Type | Scheme

@@ -31,7 +31,7 @@ from chatml.surfaces.model import (
     Surface,
 )
 from chatml.surfaces.schemes import AliasLookup, SchemeSyntaxError, parse_scheme
-from chatml.types import ROW_EMPTY, ModuleFlavor, TRecord, Type, make_row
+from chatml.typecheck.types import ROW_EMPTY, ModuleFlavor, TRecord, Type, make_row
 
 __all__ = [
     "PERFORM",
@@ -127,7 +127,7 @@ def all_exports() -> dict[str, Export]:
 def scheme_of(qualified_name: str) -> Type:
     """The type scheme of the export ``qualified_name``, parsed once and shared.
 
-    Quantified variables are generic (:data:`chatml.types.GENERIC`); instantiate
+    Quantified variables are generic (:data:`chatml.typecheck.types.GENERIC`); instantiate
     before unifying.
     """
     cached = _schemes.get(qualified_name)

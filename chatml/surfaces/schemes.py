@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from chatml.types import (
+from chatml.typecheck.types import (
     GENERIC,
     PRIMITIVES,
     RECORD,

@@ -15,8 +15,8 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, generalize_all, generalize_one, rule
 from chatml.typecheck.environment import Entry
 from chatml.typecheck.schemes import Scheme
-from chatml.types import Prim, TVar, Type
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.types import Prim, TVar, Type
+from chatml.typecheck.unify import UnifyError, unify
 
 _VALUES = (ast.Int, ast.Float, ast.Bool, ast.String, ast.Unit, ast.Var, ast.Lambda)
 

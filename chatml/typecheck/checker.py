@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from chatcommon.diagnostics import Diagnostic, Severity
+from chatcommon.sources import Span
 from chatml.typecheck import errors
 from chatml.typecheck.environment import ValueEnv
 from chatml.typecheck.schemes import Scheme
-from chatml.types import (
+from chatml.typecheck.types import (
     GENERIC,
     Flavor,
     ModuleFlavor,
@@ -42,9 +44,7 @@ from chatml.types import (
     resolve,
     show_type,
 )
-from chatml.unify import UnifyError
-from common.diagnostics import Diagnostic, Severity
-from common.sources import Span
+from chatml.typecheck.unify import UnifyError
 
 #: Expression class -> typing rule ``(checker, expr) -> Type``.
 RULES: dict[type, Callable[[Checker, Any], Type]] = {}

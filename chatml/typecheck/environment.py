@@ -10,7 +10,7 @@ are implemented with a trail: :meth:`ValueEnv.mark` remembers a point,
 from __future__ import annotations
 
 from chatml.typecheck.schemes import Scheme
-from chatml.types import Type
+from chatml.typecheck.types import Type
 
 _MISSING = object()
 

@@ -10,9 +10,10 @@ at run time, Q15).
 
 from __future__ import annotations
 
+from chatcommon.sources import Span
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker
-from chatml.types import (
+from chatml.typecheck.types import (
     TASK,
     TArray,
     TConstr,
@@ -26,7 +27,6 @@ from chatml.types import (
     flatten_row,
     resolve,
 )
-from common.sources import Span
 
 _REJECTED = {
     TArray: "arrays",

@@ -8,7 +8,7 @@ accept records wider than the closed record its body saw. The reference then
 fails at run time with ``Non-exhaustive pattern match`` (quirk Q9 and its
 relatives); here such programs are rejected statically.
 
-Every :class:`~chatml.types.TRecord` carries an :class:`Exactness` cell; cells
+Every :class:`~chatml.typecheck.types.TRecord` carries an :class:`Exactness` cell; cells
 of unified records are merged (union-find), so what one learns the other
 shares. A cell is
 
@@ -26,7 +26,7 @@ parameter whose record something relies upon is not reopened.
 
 from __future__ import annotations
 
-from chatml.types import Exactness
+from chatml.typecheck.types import Exactness
 
 __all__ = ["Exactness", "can_become_inexact", "depends", "mark_inexact", "merge", "rely",
            "root"]

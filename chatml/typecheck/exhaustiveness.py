@@ -21,7 +21,7 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker
 from chatml.typecheck.exactness import rely, root
 from chatml.typecheck.pattern_display import show_pattern
-from chatml.types import (
+from chatml.typecheck.types import (
     BOOL,
     FLOAT,
     INT,
@@ -39,7 +39,7 @@ from chatml.types import (
     flatten_row,
     resolve,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 def expose(t: Type) -> Type:

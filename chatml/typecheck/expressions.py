@@ -8,13 +8,15 @@ their own modules; this one holds everything else.
 
 from __future__ import annotations
 
+from chatcommon.diagnostics import Diagnostic
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
 from chatml.typecheck.records import join, join_hint, reopen_parameter
 from chatml.typecheck.schemes import Scheme
-from chatml.types import (
+from chatml.typecheck.types import (
     BOOL,
     ERROR,
     FLOAT,
@@ -32,9 +34,7 @@ from chatml.types import (
     resolve,
     show_type,
 )
-from chatml.unify import UnifyError, unify
-from common.diagnostics import Diagnostic
-from common.sources import Span
+from chatml.typecheck.unify import UnifyError, unify
 
 # --------------------------------------------------------------------------- literals
 
@@ -284,7 +284,7 @@ def infer_sequence(ck: Checker, e: ast.Sequence) -> Type:
 
 @rule(ast.Variant)
 def infer_variant(ck: Checker, e: ast.Variant) -> Type:
-    from chatml.types import Row
+    from chatml.typecheck.types import Row
 
     payload = TTuple(tuple([ck.rules[type(a)](ck, a) for a in e.args]))
     return TVariant(Row({e.tag: payload}, TVar(ck.level)))

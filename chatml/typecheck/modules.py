@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.bindings import is_function
 from chatml.typecheck.checker import Checker, StatementError
 from chatml.typecheck.environment import entry_type
 from chatml.typecheck.schemes import Scheme, instantiate
-from chatml.types import (
+from chatml.typecheck.types import (
     ERROR,
     ROW_EMPTY,
     ModuleFlavor,
@@ -41,8 +42,7 @@ from chatml.types import (
     make_row,
     resolve,
 )
-from chatml.unify import UnifyError, unify
-from common.sources import Span
+from chatml.typecheck.unify import UnifyError, unify
 
 StatementsChecker = Callable[[Checker, tuple[ast.Stmt, ...], list[str]], None]
 

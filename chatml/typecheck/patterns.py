@@ -20,7 +20,7 @@ from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
 from chatml.typecheck.pattern_display import show_pattern
 from chatml.typecheck.records import join, join_hint
-from chatml.types import (
+from chatml.typecheck.types import (
     BOOL,
     FLOAT,
     INT,
@@ -36,7 +36,7 @@ from chatml.types import (
     Type,
     make_row,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 def _simple_key(pattern: ast.Pattern) -> tuple[str, object] | None:

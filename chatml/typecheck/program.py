@@ -25,6 +25,9 @@ import chatml.typecheck.expressions
 import chatml.typecheck.patterns
 import chatml.typecheck.records
 import chatml.typecheck.type_exprs  # noqa: F401  (registers typing rules)
+from chatcommon.allocation import gc_paused
+from chatcommon.diagnostics import Diagnostic
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.depth import run_deep
 from chatml.surfaces import Surface, alias_type, get_surface, module_type, scheme_of
@@ -32,7 +35,7 @@ from chatml.typecheck.checker import Checker
 from chatml.typecheck.environment import Entry, entry_type
 from chatml.typecheck.schemes import Scheme
 from chatml.typecheck.statements import check_statements
-from chatml.types import (
+from chatml.typecheck.types import (
     RECORD,
     ModuleFlavor,
     TError,
@@ -42,9 +45,6 @@ from chatml.types import (
     resolve,
     show_signature,
 )
-from common.allocation import gc_paused
-from common.diagnostics import Diagnostic
-from common.sources import Span
 
 
 class Binding:

@@ -25,7 +25,7 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exactness import can_become_inexact, depends, mark_inexact
 from chatml.typecheck.schemes import Scheme
-from chatml.types import (
+from chatml.typecheck.types import (
     RECORD,
     ROW_EMPTY,
     Exactness,
@@ -42,7 +42,7 @@ from chatml.types import (
     make_row,
     resolve,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 def _duplicate(fields: tuple[ast.Field, ...]) -> str | None:

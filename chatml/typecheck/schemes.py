@@ -1,7 +1,7 @@
 """Type schemes and their instantiation (spec 4.4).
 
 A :class:`Scheme` wraps a type whose generic variables (level
-:data:`~chatml.types.GENERIC`) are replaced by fresh variables at every use.
+:data:`~chatml.typecheck.types.GENERIC`) are replaced by fresh variables at every use.
 Instantiation is the checker's hottest operation (every use of a builtin or
 polymorphic helper), so each scheme is compiled once, on first use, into a
 *template*: nested closures that rebuild only the parts that mention a
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from chatml.types import (
+from chatml.typecheck.types import (
     GENERIC,
     Prim,
     Row,

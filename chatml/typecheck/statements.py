@@ -9,6 +9,7 @@ and none cascades. Inside a module body the same holds per body statement.
 
 from __future__ import annotations
 
+from chatcommon.sources import Span
 from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.bindings import bind_group, bind_value
@@ -22,7 +23,6 @@ from chatml.typecheck.modules import (
 )
 from chatml.typecheck.schemes import Scheme
 from chatml.typecheck.type_exprs import declare_type
-from common.sources import Span
 
 
 def defined_names(stmt: ast.Stmt) -> list[str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
-from chatml.types import (
+from chatml.typecheck.types import (
     PRIMITIVES,
     RECORD,
     ROW_EMPTY,
@@ -38,7 +38,7 @@ from chatml.types import (
     make_row,
     resolve,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 class _Elaboration:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from types import TracebackType
 
+from chatcommon.diagnostics import Diagnostic, Related
 from chatml.bytecode.opcodes import Op
 from chatml.calls import ChatMLRuntimeError
 from chatml.limits import METER, LimitExceeded
 from chatml.values import ChatMLFailure, Module
 from chatml.vm.loader import PROGRAMS, ProgramInfo
-from common.diagnostics import Diagnostic, Related
 
 _CODES = {
     "integer overflow": "chatml.integer_overflow",

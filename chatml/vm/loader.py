@@ -16,14 +16,14 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile
 from chatml.bytecode.code import CompiledModule
 from chatml.depth import retry_deep, too_deep
 from chatml.values import Value, Variant
 from chatml.vm.intrinsics import intrinsic_slots
 from chatml.vm.runtime import base_namespace
 from chatml.vm.translate import MAX_INDENT, TooDeepToTranslate, translate
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile
 
 _COUNTER = itertools.count(1)
 

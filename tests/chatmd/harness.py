@@ -29,7 +29,7 @@ from pathlib import Path
 
 import attrs
 
-from common.diagnostics import Diagnostic
+from chatcommon.diagnostics import Diagnostic
 
 TESTDATA = Path(__file__).resolve().parent / "testdata"
 

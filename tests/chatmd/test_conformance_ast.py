@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from chatcommon.sources import SourceFile
 from chatmd.parser import parse
-from common.sources import SourceFile
 from tests.chatmd.astjson import node_to_json
 from tests.support import load_cases
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Severity
 from chatmd import frontend
 from chatmd.frontend import (
     check_prompt,
@@ -15,7 +16,6 @@ from chatmd.frontend import (
     script_source_file,
 )
 from chatmd.ir import Prompt, SrcSource
-from common.diagnostics import Diagnostic, DiagnosticError, Severity
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "hello.chatmd"
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatcommon.diagnostics import DiagnosticError
 from chatmd.frontend import check_prompt_text, load_prompt_text
-from common.diagnostics import DiagnosticError
 from tests.chatmd.prompt_files import EVERYTHING, write_files
 
 HELPERS = {

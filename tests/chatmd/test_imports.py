@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError
 from chatmd.imports import MAX_IMPORT_DEPTH
 from chatmd.ir import BuiltinTool, CustomTool, Message, ShellRuntime, ShellTool, TextItem
-from common.diagnostics import DiagnosticError
 from tests.chatmd.prompt_files import check, codes, load, write_files
 
 TOOLS = '<tool name="rg" command="rg"/>\n<tool name="read_dir"/>\n'

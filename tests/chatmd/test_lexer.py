@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from chatcommon.sources import SourceFile
 from chatmd.ast import Attribute
 from chatmd.lexer import END, SELF, START, TEXT, Token, attribute_spans, decode_entities, tokenize
 from chatmd.parser import parse_text
-from common.sources import SourceFile
 
 
 def lex(text: str) -> list[Token]:

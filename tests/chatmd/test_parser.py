@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError
+from chatcommon.sources import SourceFile
 from chatmd.ast import Element, Text
 from chatmd.parser import parse, parse_text
-from common.diagnostics import DiagnosticError
-from common.sources import SourceFile
 
 
 def only_element(text: str) -> Element:

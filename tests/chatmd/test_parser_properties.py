@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatcommon.diagnostics import DiagnosticError
+from chatcommon.sources import SourceFile
 from chatmd.parser import parse, parse_document
-from common.diagnostics import DiagnosticError
-from common.sources import SourceFile
 
 FRAGMENTS = [
     "<", ">", "/", "|", "RAW|", "|RAW", "<!--", "-->", "<user>", "</user>", "<assistant>",

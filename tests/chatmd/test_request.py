@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Severity
 from chatmd.frontend import load_prompt_text
 from chatmd.ir import Message, Prompt
 from chatmd.request import build_request, compile_request, to_items
@@ -29,7 +30,6 @@ from chatmd.request_context import (
     FetchError,
     HttpFetcher,
 )
-from common.diagnostics import Diagnostic, DiagnosticError, Severity
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 

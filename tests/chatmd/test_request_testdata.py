@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.frontend import check_prompt
 from chatmd.request import RequestResult, compile_request
 from chatmd.request_context import ConversionContext
 from chatmd.tools import PathVariables, check_tools
-from common.diagnostics import Diagnostic
 from tests.chatmd.harness import TESTDATA, check_case
 
 REQUEST_DATA = TESTDATA / "request"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.frontend import check_prompt
-from common.diagnostics import Diagnostic
 from tests.chatmd.harness import TESTDATA, cases, check_case
 
 #: Case folders about the frontend's own phases (parse, imports, declarations).

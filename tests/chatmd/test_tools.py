@@ -13,6 +13,8 @@ from pathlib import Path
 import attrs
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError, Severity
+from chatcommon.sources import SourceFile
 from chatmd.ast import Element
 from chatmd.ir import (
     AgentTool,
@@ -37,8 +39,6 @@ from chatmd.tools import (
 )
 from chatmd.tools.apply_patch import V4A_PATCH_GRAMMAR
 from chatmd.tools.mcp import server_uri
-from common.diagnostics import DiagnosticError, Severity
-from common.sources import SourceFile
 
 S = {"type": "string"}
 I = {"type": "integer"}  # noqa: E741
@@ -324,7 +324,7 @@ def test_long_form_shell_tools_wait_for_a_shell_definer(tmp_path: Path) -> None:
 class _Definer:
     def definition(self, tool: ShellTool) -> dict:  # type: ignore[type-arg]
         if tool.name == "bad":
-            from common.diagnostics import Diagnostic
+            from chatcommon.diagnostics import Diagnostic
             raise DiagnosticError(Diagnostic("shell.x", "bad tool", "f", 9, 1))
         return {"type": "function", "name": tool.name, "parameters": obj({}), "strict": False}
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from chatmd.ast import Element, Text
 from chatmd.parser import parse_text
-from chatmd.writer import (
+from chatmd.transcript_writer import (
     USER_PLACEHOLDER,
     TranscriptItemError,
     append_to_transcript,

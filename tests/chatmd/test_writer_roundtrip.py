@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatmd.canonical_writer import write_prompt
 from chatmd.frontend import load_prompt, load_prompt_text
 from chatmd.ir import (
     SCRIPT_KINDS,
@@ -41,11 +42,10 @@ from chatmd.ir import (
     TextItem,
     ToolCallRef,
 )
-from chatmd.prompt_writer import write_prompt
 from chatmd.request import compile_request, to_items
 from chatmd.request_context import ConversionContext
+from chatmd.transcript_writer import serialise_items
 from chatmd.vocabulary import WS
-from chatmd.writer import serialise_items
 from tests.chatmd.prompt_files import write_files
 from tests.support import CONFORMANCE
 
@@ -59,7 +59,7 @@ FRAGMENTS = st.sampled_from(["|RAW", "RAW|", "|", "RAW", "<", ">", "</assistant>
 TEXT = st.one_of(st.text(CHARS, max_size=40),
                  st.lists(st.one_of(FRAGMENTS, st.text(CHARS, max_size=5)), max_size=8)
                  .map("".join))
-# attribute values: a trailing backslash cannot be quoted (see chatmd.writer.attribute)
+# attribute values: a trailing backslash cannot be quoted (see chatmd.transcript_writer.attribute)
 VALUE = TEXT.filter(lambda s: not s.endswith("\\"))
 OPTIONAL_VALUE = st.none() | VALUE
 

@@ -1,7 +1,7 @@
 """The Pratt-style parsing algorithm of spec 3.3, written out directly: a test oracle.
 
 The spec says this recursive-descent description reproduces the reference
-grammar's results exactly. The LALR parser in :mod:`chatml.parser` gets the
+grammar's results exactly. The LALR parser in :mod:`chatml.syntax.parser` gets the
 same results from precedence declarations; the property tests parse random
 operator soups with both and compare. Spans are not computed (every node gets
 one dummy span, and spans take no part in equality). Type annotations are
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatcommon.sources import SourceFile, Span
 from chatml import ast
-from chatml.lexer import TokenStream, lex
-from chatml.parse_actions import BINARY_OPERATORS
-from chatml.tokens import COMPARISON_OPS, EOF, MULTIPLICATIVE_OPS
-from common.sources import SourceFile, Span
+from chatml.syntax.lexer import TokenStream, lex
+from chatml.syntax.parse_actions import BINARY_OPERATORS
+from chatml.syntax.tokens import COMPARISON_OPS, EOF, MULTIPLICATIVE_OPS
 
 
 class OracleError(Exception):

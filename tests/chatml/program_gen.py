@@ -169,9 +169,9 @@ def main() -> None:
     import sys
     import time
 
-    from chatml.lexer import lex
-    from chatml.parser import parse_program
-    from common.sources import SourceFile
+    from chatcommon.sources import SourceFile
+    from chatml.syntax.lexer import lex
+    from chatml.syntax.parser import parse_program
 
     text = realistic_program(int(sys.argv[1]) if len(sys.argv) > 1 else 20_000, seed=1)
     lines = text.count("\n") + 1

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatcommon.diagnostics import DiagnosticError
 from chatml.build import build_file, build_source
 from chatml.bytecode import cache
 from chatml.bytecode.code import FORMAT_VERSION, CompiledModule
@@ -28,7 +29,6 @@ from chatml.limits import Limits
 from chatml.vm.loader import load
 from chatml.vm.run import run_program
 from chatml.vm.translate import translate
-from common.diagnostics import DiagnosticError
 from tests.chatml.typed_programs import programs
 from tests.chatml.vm_support import core_values
 

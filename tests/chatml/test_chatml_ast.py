@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from chatml import ast
-from chatml.parser import parse_program
+from chatml.syntax.parser import parse_program
 
 
 def test_equality_ignores_spans_and_layout() -> None:

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from chatml.parser import parse_program
-from chatml.printer import print_program
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile
 from chatml.reference_format import format_reference, reference_location
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile
+from chatml.syntax.parser import parse_program
+from chatml.syntax.printer import print_program
 from tests.support import load_cases
 
 CASES = load_cases("chatml/cases.jsonl")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chatml.lexer import MAX_INT, lex, tokenize
-from common.diagnostics import DiagnosticError, Severity
-from common.sources import SourceFile
+from chatcommon.diagnostics import DiagnosticError, Severity
+from chatcommon.sources import SourceFile
+from chatml.syntax.lexer import MAX_INT, lex, tokenize
 
 
 def kinds(text: str) -> list[str]:

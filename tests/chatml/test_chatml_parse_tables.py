@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chatml import grammar, parse_tables
-from chatml.parse_tables import build_tables, load_tables
-from chatml.tokens import TERMINALS
+from chatml.syntax import grammar, parse_tables
+from chatml.syntax.parse_tables import build_tables, load_tables
+from chatml.syntax.tokens import TERMINALS
 from tests.support import REPO_ROOT
 
 
@@ -125,7 +125,7 @@ def test_parsing_writes_nothing_into_the_working_directory(tmp_path: Path, quick
     cache = tmp_path / "cache"
     load_tables(cache / "chatml")  # seed the cache so the children need not build
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(REPO_ROOT)}
-    code = "from chatml.parser import parse_program; parse_program('print(1)')"
+    code = "from chatml.syntax.parser import parse_program; parse_program('print(1)')"
     for _ in range(2):
         subprocess.run([sys.executable, "-c", code], cwd=work, env=env, check=True,
                        capture_output=True)

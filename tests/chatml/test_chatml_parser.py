@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, Severity
+from chatcommon.sources import SourceFile
 from chatml import ast
-from chatml.parser import ParseResult, parse_program, parse_source
-from common.diagnostics import Diagnostic, DiagnosticError, Severity
-from common.sources import SourceFile
+from chatml.syntax.parser import ParseResult, parse_program, parse_source
 
 S: Any = None  # spans take no part in equality
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from chatml import ast
-from chatml.parser import parse_program
-from chatml.printer import PrinterError, print_expr, print_program, print_type
+from chatml.syntax.parser import parse_program
+from chatml.syntax.printer import PrinterError, print_expr, print_program, print_type
 
 S: Any = None
 

@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from chatml.parser import parse_program
-from chatml.printer import PrinterError, print_program
-from chatml.tokens import KEYWORDS, SYMBOLS
-from common.diagnostics import DiagnosticError
+from chatcommon.diagnostics import DiagnosticError
+from chatml.syntax.parser import parse_program
+from chatml.syntax.printer import PrinterError, print_program
+from chatml.syntax.tokens import KEYWORDS, SYMBOLS
 from tests.chatml.ast_strategies import operator_soups, programs
 from tests.chatml.pratt_oracle import OracleError, oracle_parse
 from tests.chatml.program_gen import realistic_program

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chatml.parser import parse_program, parse_source
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.sources import SourceFile, Span
 from chatml.reference_format import error_kind, format_reference, reference_location
-from common.diagnostics import Diagnostic, DiagnosticError
-from common.sources import SourceFile, Span
+from chatml.syntax.parser import parse_program, parse_source
 
 
 def test_spec_example() -> None:

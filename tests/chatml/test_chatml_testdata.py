@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from chatml.parser import parse_source
-from chatml.printer import print_program
-from common.diagnostics import DiagnosticError
-from common.sources import SourceFile
+from chatcommon.diagnostics import DiagnosticError
+from chatcommon.sources import SourceFile
+from chatml.syntax.parser import parse_source
+from chatml.syntax.printer import print_program
 from tests.chatml.harness import TESTDATA, Outcome, case_files, check, parse_expectations
 
 CASES = case_files("parse")

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError
 from chatml.build import build_source
 from chatml.bytecode.code import CodeObject, CompiledModule
 from chatml.bytecode.opcodes import Op
 from chatml.bytecode.serialize import deserialize
 from chatml.vm.loader import load
-from common.diagnostics import DiagnosticError
 from tests.chatml.vm_support import core_values, run_source
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 
 from chatml.cli import main
 from chatml.repl import ReplState, step
-from chatml.types import INT, Prim, TArray, TFun, TVar, show_type
+from chatml.typecheck.types import INT, Prim, TArray, TFun, TVar, show_type
 
 SHAPES: dict[str, Callable[[int], str]] = {
     "list": lambda d: "[" * d + "1" + "]" * d,
@@ -98,10 +98,10 @@ def test_blocks_nested_past_pythons_indentation_limit_are_refused_at_their_posit
         depth: int) -> None:
     # Each `if` is a Python block in the translation; the translator stops at the
     # first line past CPython's limit instead of building a quadratic source text.
+    from chatcommon.diagnostics import DiagnosticError
     from chatml.build import build_source, runtime_values
     from chatml.vm.loader import load
     from chatml.vm.translate import MAX_INDENT
-    from common.diagnostics import DiagnosticError
 
     source = "let x = " + "if true then " * depth + "1" + " else 0" * depth
     values = runtime_values("core")

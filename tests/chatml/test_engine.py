@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError
 from chatml.calls import ChatMLRuntimeError
 from chatml.engine import ChatMLFunction, ConversionError, Engine, HostRegistrationError
 from chatml.limits import Limits
 from chatml.tasks import Completed, Effect, Failed, Operation, OperationError, OperationKind
 from chatml.values import ChatMLFailure, Pure, Variant
-from common.diagnostics import DiagnosticError
 from tests.support import REPO_ROOT
 
 

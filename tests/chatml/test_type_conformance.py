@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic
 from chatml.check import check_source
 from chatml.reference_format import format_reference, reference_location
-from common.diagnostics import Diagnostic
 from tests.support import load_cases
 
 CASES = [c for c in load_cases("chatml/cases.jsonl") if c["mode"] in ("typecheck", "run")]

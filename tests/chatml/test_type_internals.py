@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatml import ast
-from chatml.parser import parse_program
+from chatml.syntax.parser import parse_program
 from chatml.typecheck import errors
 from chatml.typecheck.bindings import is_function, is_nonexpansive
 from chatml.typecheck.checker import generalize_all
@@ -16,7 +16,7 @@ from chatml.typecheck.modules import free_variables
 from chatml.typecheck.pattern_display import format_float, ocaml_escape, show_pattern
 from chatml.typecheck.records import join
 from chatml.typecheck.schemes import Scheme, instantiate
-from chatml.types import (
+from chatml.typecheck.types import (
     GENERIC,
     INT,
     RECORD,
@@ -36,7 +36,7 @@ from chatml.types import (
     show_type,
     task_of,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 def _expr(source: str) -> ast.Expr:
@@ -220,7 +220,7 @@ def test_exactness_cells_merge_spread_and_conflict() -> None:
         rely,
         root,
     )
-    from chatml.types import Exactness
+    from chatml.typecheck.types import Exactness
 
     base, copy, other = Exactness(), Exactness(), Exactness()
     assert depends(base, copy)

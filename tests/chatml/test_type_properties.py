@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatml.check import CheckResult, check_source
-from chatml.printer import PrinterError, print_program
+from chatml.syntax.printer import PrinterError, print_program
 from chatml.typecheck.errors import ALL_CODES
 from tests.chatml.ast_strategies import operator_soups, programs
 from tests.chatml.typed_program_gen import templates, typed_program

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from chatcommon.sources import SourceFile
 from chatml import ast
 from chatml.check import check_source
-from chatml.parser import parse_program
+from chatml.syntax.parser import parse_program
 from chatml.typecheck import typecheck_program
 from chatml.typecheck.errors import ALL_CODES
-from chatml.types import Namer, show_type
-from common.sources import SourceFile
+from chatml.typecheck.types import Namer, show_type
 
 
 def _binders(source: str) -> dict[str, str]:

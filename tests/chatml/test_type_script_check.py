@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.frontend import PROMPT_CHECKS, check_prompt, check_prompt_text
 from chatml.script_check import check_prompt_scripts
-from common.diagnostics import Diagnostic
 
 MODERATOR = """\
 <script language="chatml" kind="moderator" id="main">
@@ -127,7 +127,7 @@ def test_a_prompt_without_scripts_does_not_load_the_typechecker(tmp_path: Path) 
     code = ("import sys\nfrom chatmd.frontend import check_prompt\n"
             f"result = check_prompt({str(prompt)!r})\n"
             "assert not any(d.is_error for d in result.diagnostics), result.diagnostics\n"
-            "print('chatml.typecheck' in sys.modules, 'chatml.parser' in sys.modules)\n")
+            "print('chatml.typecheck' in sys.modules, 'chatml.syntax.parser' in sys.modules)\n")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                timeout=60, check=False)
     assert completed.returncode == 0, completed.stderr

@@ -17,7 +17,7 @@ from chatml.surfaces import (
 )
 from chatml.surfaces.model import AliasSpec, Export, ModuleSpec, Surface, merge
 from chatml.surfaces.schemes import AliasLookup, parse_scheme
-from chatml.types import (
+from chatml.typecheck.types import (
     GENERIC,
     TFun,
     TMu,

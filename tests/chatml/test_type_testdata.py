@@ -5,7 +5,7 @@ default ``core``); it must produce exactly the diagnostics its ``(*! ... *)``
 markers state, and each ``(*: val NAME : TYPE *)`` marker must match the
 printed type of the top-level binding ``NAME`` (its last binding). With
 ``(*# mode: script *)`` the host contract of the surface's script kind
-(``chatml.contracts``) is checked too.
+(``chatml.typecheck.contracts``) is checked too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from chatml.check import check_source
-from chatml.contracts import check_contract
+from chatml.typecheck.contracts import check_contract
 from tests.chatml.harness import TESTDATA, Outcome, case_files, check, parse_expectations
 
 CASES = case_files("types")

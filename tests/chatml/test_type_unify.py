@@ -1,10 +1,10 @@
-"""Unification (chatml.unify): errors, rows, levels, cycles and recursive types."""
+"""Unification (chatml.typecheck.unify): errors, rows, levels, cycles and recursive types."""
 
 from __future__ import annotations
 
 import pytest
 
-from chatml.types import (
+from chatml.typecheck.types import (
     INT,
     RECORD,
     ROW_EMPTY,
@@ -27,7 +27,7 @@ from chatml.types import (
     show_type,
     task_of,
 )
-from chatml.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, unify
 
 
 def record(fields: dict, tail=ROW_EMPTY, flavor=RECORD) -> TRecord:  # type: ignore[no-untyped-def,type-arg]

@@ -1,9 +1,9 @@
-"""The internal type language (chatml.types): resolution, rows, mu types and printing."""
+"""The internal type language (chatml.typecheck.types): resolution, rows, mu types and printing."""
 
 from __future__ import annotations
 
 from chatml.surfaces import alias_type
-from chatml.types import (
+from chatml.typecheck.types import (
     BOOL,
     FLOAT,
     GENERIC,

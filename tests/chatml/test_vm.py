@@ -11,8 +11,8 @@ from chatml.build import builtin_names
 from chatml.calls import ChatMLRuntimeError, apply, apply_callback, install
 from chatml.compiler import compile_program
 from chatml.limits import Limits
-from chatml.parser import parse_program
 from chatml.resolve import resolve
+from chatml.syntax.parser import parse_program
 from chatml.values import ChatMLFailure, Perform, Ref, Spawn, Variant, builtin
 from chatml.vm.loader import load
 from chatml.vm.run import call, run_program

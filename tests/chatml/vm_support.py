@@ -13,13 +13,13 @@ from collections.abc import Mapping
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatml.build import build_source, runtime_values
 from chatml.calls import ChatMLRuntimeError, emit_output
 from chatml.limits import Limits
 from chatml.values import ChatMLFailure, Value, builtin
 from chatml.vm.loader import LoadedProgram, load
 from chatml.vm.run import run_program
-from common.diagnostics import Diagnostic, DiagnosticError
 
 
 @attrs.define

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from common import atomic
-from common.atomic import atomic_write_bytes, atomic_write_text
+from chatcommon import atomic
+from chatcommon.atomic import atomic_write_bytes, atomic_write_text
 
 
 def test_write_creates_parents_and_replaces(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""common.numbers and the readers routed through it: digit strings past CPython's int() limit."""
+"""chatcommon.numbers and the readers routed through it: digit strings past CPython's int() limit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from common.numbers import MAX_DIGITS, NumberTooLong, abbreviate_digits, int_or_raise, parse_int
+from chatcommon.numbers import MAX_DIGITS, NumberTooLong, abbreviate_digits, int_or_raise, parse_int
 from runtime.errors import SnapshotDecodeError
 from runtime.ids import EntryId, InvalidEntryId
 from runtime.snapshot import loads_json

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatcommon.quick_args import CommandSpec, quick_parse
 from chatmd import cli as chatmd_cli
 from chatml import cli as chatml_cli
-from common.quick_args import CommandSpec, quick_parse
 
 
 def _argparse(parser_factory: Any, words: list[str]) -> dict[str, Any] | None:

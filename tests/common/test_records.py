@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from chatcommon.records import SharedMethods, fast_constructor, frozen_record
 from chatml import ast
-from common.records import SharedMethods, fast_constructor, frozen_record
 
 
 @pytest.mark.parametrize("cls", ast.NODE_CLASSES, ids=lambda cls: cls.__name__)

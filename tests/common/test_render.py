@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from common.diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, Related, Severity
-from common.render import JSON_KEYS, render_all_text, render_json, render_text
-from common.sources import SourceFile, SourceRegistry, Span
+from chatcommon.diagnostics import Diagnostic, DiagnosticError, DiagnosticSink, Related, Severity
+from chatcommon.render import JSON_KEYS, render_all_text, render_json, render_text
+from chatcommon.sources import SourceFile, SourceRegistry, Span
 
 
 def _diagnostic() -> Diagnostic:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common.sources import SourceFile, SourceRegistry, Span
+from chatcommon.sources import SourceFile, SourceRegistry, Span
 
 
 def test_positions_are_one_based_and_count_code_points() -> None:

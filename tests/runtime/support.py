@@ -57,7 +57,7 @@ def compile_script(source: str, *, script_id: str = "main", surface: str = "mode
 
 
 def compile_file(name: str) -> Artifact:
-    from common.sources import SourceFile
+    from chatcommon.sources import SourceFile
 
     return ModeratorRegistry().compile_source(SourceFile(name, script_text(name)),
                                               script_id="main")

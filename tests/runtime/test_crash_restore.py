@@ -20,7 +20,7 @@ CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from chatmd.frontend import load_prompt
-from common.atomic import atomic_write_text
+from chatcommon.atomic import atomic_write_text
 from runtime.session import Session
 from tests.runtime.support import ScriptedModel, assistant, function_call
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from chatcommon.diagnostics import Diagnostic
+from chatcommon.sources import SourceFile
 from chatmd.ast import Element, Text
 from chatmd.parser import parse
 from chatmd.provenance import Provenance
@@ -27,8 +29,6 @@ from chatmd.shell import (
     lower_shell_access,
     lower_shell_tool,
 )
-from common.diagnostics import Diagnostic
-from common.sources import SourceFile
 
 
 @attrs.define
@@ -101,7 +101,7 @@ def declarations_of(text: str, name: str = "prompt.chatmd", *, namespace: str | 
 
 def compile_text(text: str, name: str = "prompt.chatmd", *, platform: str = "linux",
                  features: Any = None, sha256: str | None = None) -> CompiledShell:
-    from chatmd.shell.features import ALL_FEATURES
+    from chatmd.shell.compile.features import ALL_FEATURES
 
     found = declarations_of(text, name, sha256=sha256)
     assert not found.diagnostics, [str(d) for d in found.diagnostics]
@@ -116,7 +116,7 @@ def diagnostics_of(text: str, name: str = "prompt.chatmd", **options: Any) -> li
     found = declarations_of(text, name)
     if found.diagnostics:
         return found.diagnostics
-    from chatmd.shell.features import ALL_FEATURES
+    from chatmd.shell.compile.features import ALL_FEATURES
 
     compiled = compile_runtimes(found.runtimes, found.tools, legacy_tools=found.legacy_tools,
                                 scripts=found.scripts, moderator=found.moderator,

@@ -13,8 +13,8 @@ from chatmd.shell import (
     check_admin_ceilings,
     load_admin_policy,
 )
-from chatmd.shell.admin import parse_admin_policy
-from chatmd.shell.values import ValueProblem
+from chatmd.shell.declare.values import ValueProblem
+from chatmd.shell.secure.admin import parse_admin_policy
 from tests.chatmd.shell.support import compile_text
 
 YOLO = ('<shell_access id="y" extends="builtin:yolo@1"><approvals scopes="once,prefix_session"/>'

@@ -20,9 +20,9 @@ from chatmd.shell import (
     compile_runtimes,
     tool_schema,
 )
-from chatmd.shell.admin import parse_admin_policy
-from chatmd.shell.chain import ChainError, parse_chain
-from chatmd.shell.values import PathExpr
+from chatmd.shell.compile.chain import ChainError, parse_chain
+from chatmd.shell.declare.values import PathExpr
+from chatmd.shell.secure.admin import parse_admin_policy
 from tests.chatmd.shell.support import codes, compile_text, declarations_of, diagnostics_of
 
 OPEN = ('<capabilities sandbox="preferred"/>'

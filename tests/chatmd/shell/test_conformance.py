@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from chatmd.canonical_writer import write_prompt
 from chatmd.frontend import CheckResult, check_prompt_text, load_prompt_text
-from chatmd.prompt_writer import write_prompt
 from chatmd.shell import ALL_FEATURES, compile_runtimes
+from chatmd.shell.declare.matchers import ProgramRegex
 from chatmd.shell.integration import ShellInputs, shell_inputs
-from chatmd.shell.matchers import ProgramRegex
 from tests.chatmd.prompt_files import write_files
 from tests.support import load_cases
 

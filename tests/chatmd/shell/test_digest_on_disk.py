@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from chatmd.frontend import load_prompt
+from chatmd.shell.compile.manifest import PROVENANCE_KEYS, manifest_digest, semantic_content
 from chatmd.shell.integration import with_compiled_shell
-from chatmd.shell.manifest import PROVENANCE_KEYS, manifest_digest, semantic_content
 
 PROMPT = """<shell_access id="box" cwd="${workspace}" pipefail="true">
   <capabilities sandbox="preferred" network="false"><read path="./data"/></capabilities>

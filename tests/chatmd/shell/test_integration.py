@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import DiagnosticError
 from chatmd.cli import main
-from chatmd.declarations.shell import ShellDefinitions
+from chatmd.declarations.shell_validation import ShellDefinitions
 from chatmd.frontend import check_prompt, check_prompt_text, load_prompt
 from chatmd.ir import ShellTool
 from chatmd.ir_json import ir_from_json
 from chatmd.shell.integration import with_compiled_shell
-from common.diagnostics import DiagnosticError
 from tests.support import REPO_ROOT
 
 CLEAN = """\

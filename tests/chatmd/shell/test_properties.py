@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatcommon.sources import SourceFile
 from chatmd.ast import Element
 from chatmd.frontend import check_prompt_text
 from chatmd.lexer import attribute_spans
 from chatmd.parser import parse
 from chatmd.vocabulary import SHELL_TAGS
-from common.sources import SourceFile
 from tests.chatmd.shell.support import TESTDATA, compile_text, declarations_of, diagnostics_of
 from tests.support import REPO_ROOT
 

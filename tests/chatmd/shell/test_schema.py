@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chatmd.shell import ShellToolDecl, desugar_legacy_tool, tool_definition, tool_schema
-from chatmd.shell.declarations import LegacyToolDecl
+from chatmd.shell.declare.typed_declarations import LegacyToolDecl
 from tests.chatmd.shell.support import declarations_of
 
 

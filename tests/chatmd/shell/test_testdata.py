@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from chatcommon.diagnostics import Diagnostic
 from chatmd.shell import SUPPORTED_FEATURES
-from common.diagnostics import Diagnostic
 from tests.chatmd.harness import check_case
 from tests.chatmd.shell.support import TESTDATA, diagnostics_of
 

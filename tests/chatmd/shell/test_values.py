@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatmd.shell.values import (
+from chatmd.shell.declare.values import (
     PathExpr,
     ValueProblem,
     format_bytes,
