@@ -1,4 +1,4 @@
-"""The embedding API (``chatml.engine``): host values, conversions, limits, tasks, the README example."""
+"""The embedding API (``chatml.engine``): host values, conversions, limits, tasks, the docs/embedding.md example."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ from chatml.values import ChatMLFailure, Pure, Variant
 from tests.support import REPO_ROOT
 
 
-def test_the_readme_example_runs() -> None:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_embedding_doc_example_runs() -> None:
+    readme = (REPO_ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Embedding ChatML in a host (`chatml.engine`)"):]
     example = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert example is not None
     namespace: dict[str, Any] = {}
-    exec(compile(example.group(1), "README.md", "exec"), namespace)  # its asserts must hold
+    exec(compile(example.group(1), "docs/embedding.md", "exec"), namespace)  # its asserts must hold
     assert namespace["notes"] == ["buy milk"]
 
 

@@ -348,13 +348,13 @@ def test_implements_registers_under_the_qualified_name() -> None:
     assert twice.chatml_builtin == "Demo.twice"  # type: ignore[attr-defined]
 
 
-def test_readme_embedding_example_runs() -> None:
+def test_vm_doc_embedding_example_runs() -> None:
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "vm.md").read_text(encoding="utf-8")
     section = readme.split("**Embedding the VM**", 1)[1]
     example = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(example, "README-example", "exec"), {})
+    exec(compile(example, "docs/vm.md-example", "exec"), {})
 
 
 def test_apply_from_another_thread_waits_for_its_own_run() -> None:
