@@ -104,7 +104,7 @@ def _read(path: str, fmt: str) -> bytes | None:
 def _build(args: argparse.Namespace) -> tuple[Any, int]:
     """(artifact, 0) or (None, exit status)."""
     from chatml.build import UnreadableInput, build_file
-    from chatml.calls import MissingImplementations
+    from chatml.install import MissingImplementations
     from common.diagnostics import DiagnosticError
 
     data = _read(args.file, args.format)
@@ -143,7 +143,7 @@ def run_command(args: argparse.Namespace) -> int:
     _report(artifact.warnings, args.format)
     limits = Limits(max_steps=args.max_steps, max_memory=args.max_memory * 2**20,
                     max_depth=args.max_depth)
-    from chatml.calls import MissingImplementations
+    from chatml.install import MissingImplementations
 
     try:
         program = load(artifact.module, runtime_values(artifact.module.surface), artifact.source)

@@ -15,8 +15,8 @@ latitude of stdlib spec 12.6; no sign, underscores or ``0x`` prefixes).
 from __future__ import annotations
 
 from chatml import json_text, json_values
-from chatml.calls import implements
 from chatml.json_values import JSON_SHAPE, JSON_TAGS, JsonShapeError
+from chatml.registration import implements
 from chatml.stdlib.checks import charge_array, charge_scan, charge_string, charge_text, shape
 from chatml.values import ChatMLFailure, Value, Variant
 from common.numbers import parse_int
