@@ -67,7 +67,7 @@ class LoadedProgram:
         return result
 
 
-def _bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dict[int, Value]:
+def bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dict[int, Value]:
     """Global slot -> the builtin value it holds; ``DiagnosticError`` when one is missing."""
 
     def lookup(name: str) -> Value:
@@ -143,7 +143,7 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
     ``batch_charges=False`` charges every allocation on its own (see
     :func:`~chatml.vm.translate.translate`; both for testing).
     """
-    bound = _bind_builtins(module, builtins)
+    bound = bind_builtins(module, builtins)
     intrinsics = intrinsic_slots(module.builtin_slots, bound)
     _check_closure_nesting(module)
     try:

@@ -60,10 +60,15 @@ def _depth() -> int:
     return depth
 
 
+Convert = Callable[[BaseException, str], ChatMLRuntimeError]
+"""How a failure becomes one runtime error (the exception, the fallback file name)."""
+
+
 def run_boundary(thunk: Callable[[], T], limits: Limits | None = None, *,
                  sink: Sink | None = None, transactional: bool = False,
-                 file: str = "<chatml>") -> T:
-    """Run ``thunk`` as one ChatML run; failures raise :class:`ChatMLRuntimeError`."""
+                 file: str = "<chatml>", convert: Convert = to_runtime_error) -> T:
+    """Run ``thunk`` as one ChatML run; failures raise :class:`ChatMLRuntimeError`
+    (made by ``convert``: the translated VM's traceback mapping by default)."""
     limits = limits or Limits()
     with _LOCK:
         saved = METER.save()
@@ -85,7 +90,7 @@ def run_boundary(thunk: Callable[[], T], limits: Limits | None = None, *,
         except BaseException as error:  # every failure becomes one runtime diagnostic
             if METER.journal:
                 rollback(METER.journal)
-            raise to_runtime_error(error, file) from None
+            raise convert(error, file) from None
         finally:
             sys.setrecursionlimit(old_limit)
             METER.active -= 1
