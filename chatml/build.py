@@ -5,7 +5,7 @@ installed), resolves and compiles, returning a :class:`BuildResult` (the
 compiled module and the warnings) or raising ``DiagnosticError`` with every
 parse/type error; nothing is compiled when checking fails.
 ``runtime_values(surface)`` installs a surface's builtins
-(:func:`chatml.calls.install`). ``load_program`` turns either a source file or
+(:func:`chatml.install.install`). ``load_program`` turns either a source file or
 a bytecode file into a loaded program, through the on-disk cache.
 """
 
@@ -19,8 +19,9 @@ import attrs
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile, Span
 from chatml.bytecode.code import CompiledModule
-from chatml.calls import IMPLEMENTATIONS, _load_standard_library, install
 from chatml.depth import retry_deep, run_deep, too_deep
+from chatml.install import install, load_standard_library
+from chatml.registration import IMPLEMENTATIONS
 from chatml.values import Module, Value
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def get_surface(name: str) -> Any:
         return table_surface(name)
     if name != DEFAULT_SURFACE:
         raise KeyError(name)
-    _load_standard_library()
+    load_standard_library()
     globals_ = tuple(n for n in IMPLEMENTATIONS if "." not in n)
     modules: dict[str, list[str]] = {}
     for qualified in IMPLEMENTATIONS:

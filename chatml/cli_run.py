@@ -4,8 +4,9 @@
 [--surface NAME] [--no-cache]`` runs a source or bytecode file. Exit status: 0
 success, 1 parse/type error or invalid bytecode (nothing runs), 3 runtime
 error (after flushing what the script printed), 2 usage error or unreadable
-file. ``compile FILE -o OUT`` writes the bytecode (atomically); ``dis FILE``
-prints the bytecode listing. Diagnostics go to stderr, as text or, with
+file. ``compile FILE -o OUT`` writes the bytecode (atomically); ``dis FILE
+[--python] [--code N]`` prints the bytecode listing (``--python``: the Python the
+VM generates, each line with the instruction it comes from; ``--code N``: one code object). Diagnostics go to stderr, as text or, with
 ``--format json``, as one JSON document.
 
 :func:`register` adds the three subcommands to an ``argparse`` subparser set
@@ -73,6 +74,10 @@ def register(subparsers: Any) -> None:
 
     dis = subparsers.add_parser("dis", help="print the bytecode of a ChatML program")
     _common(dis)
+    dis.add_argument("--python", action="store_true",
+                     help="print the Python the VM generates instead of the bytecode")
+    dis.add_argument("--code", type=_index, default=None, metavar="N",
+                     help="only code object N (0 is the top level)")
     dis.set_defaults(handler=dis_command)
 
 
@@ -105,7 +110,7 @@ def _build(args: argparse.Namespace) -> tuple[Any, int]:
     """(artifact, 0) or (None, exit status)."""
     from chatcommon.diagnostics import DiagnosticError
     from chatml.build import UnreadableInput, build_file
-    from chatml.calls import MissingImplementations
+    from chatml.install import MissingImplementations
 
     data = _read(args.file, args.format)
     if data is None:
@@ -143,7 +148,7 @@ def run_command(args: argparse.Namespace) -> int:
     _report(artifact.warnings, args.format)
     limits = Limits(max_steps=args.max_steps, max_memory=args.max_memory * 2**20,
                     max_depth=args.max_depth)
-    from chatml.calls import MissingImplementations
+    from chatml.install import MissingImplementations
 
     try:
         program = load(artifact.module, runtime_values(artifact.module.surface), artifact.source)
@@ -189,15 +194,55 @@ def compile_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _index(text: str) -> int:
+    try:
+        value = parse_int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a code object index (0, 1, ...), "
+                                         f"got {abbreviate_digits(text)!r}")
+    return value
+
+
 def dis_command(args: argparse.Namespace) -> int:
-    from chatml.disassembler import disassemble
+    from chatml.disassembler import disassemble, python_listing
 
     artifact, status = _build(args)
     if artifact is None:
         return status
     _report(artifact.warnings, args.format)
-    sys.stdout.write(disassemble(artifact.module))
+    module = artifact.module
+    code = getattr(args, "code", None)
+    if code is not None and code >= len(module.codes):
+        sys.stderr.write(f"chatml: no code object {code}: {args.file} has "
+                         f"{len(module.codes)} (0 to {len(module.codes) - 1})\n")
+        return EXIT_USAGE
+    if not getattr(args, "python", False):
+        sys.stdout.write(disassemble(module, code))
+        return EXIT_OK
+    translation, status = _translation(artifact, args.format)
+    if translation is None:
+        return status
+    sys.stdout.write(python_listing(module, translation.source, translation.line_map, code))
     return EXIT_OK
+
+
+def _translation(artifact: Any, fmt: str) -> tuple[Any, int]:
+    """(the generated Python of the artifact's module, 0) or (None, exit status)."""
+    from chatcommon.diagnostics import DiagnosticError
+    from chatml.build import runtime_values
+    from chatml.install import MissingImplementations
+    from chatml.vm.loader import translation_for
+
+    try:
+        return translation_for(artifact.module, runtime_values(artifact.module.surface)), EXIT_OK
+    except MissingImplementations as error:
+        sys.stderr.write(f"chatml: cannot run with this surface: {error}\n")
+        return None, EXIT_USAGE
+    except DiagnosticError as error:
+        _report(error.diagnostics, fmt)
+        return None, EXIT_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,10 +11,19 @@ what they denote (the constant, the global's name, the code object's name)::
     0003     |  IF
 
 The disassembler only reads a :class:`~chatml.bytecode.code.CompiledModule`;
-it shares nothing with the compiler or the VM.
+it shares nothing with the compiler or the VM. :func:`python_listing` lays
+out the Python the VM generates for a module (``chatml dis --python``; the
+source and its line map come from :func:`chatml.vm.loader.translation_for`),
+each line followed by the instruction it was generated for::
+
+    def _c1(v1_0):                      # 1:0000 LOAD_LOCAL
+        try: _tick()                    # 1:0000 LOAD_LOCAL
+        if (v1_0 < 2):                  # 1:0003 IF
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from chatml.bytecode.code import FREE, CodeObject, CompiledModule, op_name
 from chatml.bytecode.opcodes import OPERANDS, Op
@@ -86,10 +95,34 @@ def disassemble_code(module: CompiledModule, index: int) -> str:
     return "\n".join(lines)
 
 
-def disassemble(module: CompiledModule) -> str:
-    """The listing of every code object of ``module``, top level first."""
-    head = (f"; {module.source_name}  surface {module.surface}  format v{module.version}  "
+def _head(module: CompiledModule) -> str:
+    return (f"; {module.source_name}  surface {module.surface}  format v{module.version}  "
             f"{len(module.codes)} code objects, {len(module.consts)} constants, "
             f"{module.instruction_count()} instructions")
-    parts = [head] + [disassemble_code(module, i) for i in range(len(module.codes))]
+
+
+def disassemble(module: CompiledModule, code: int | None = None) -> str:
+    """The listing of every code object of ``module``, top level first (only code object
+    ``code`` when given)."""
+    indexes = range(len(module.codes)) if code is None else [code]
+    parts = [_head(module)] + [disassemble_code(module, i) for i in indexes]
     return "\n\n".join(parts) + "\n"
+
+
+#: The column where a generated line's instruction comment starts (when the line is shorter).
+COMMENT_COLUMN = 48
+
+
+def python_listing(module: CompiledModule, source: str, line_map: Sequence[tuple[int, int]],
+                   code: int | None = None) -> str:
+    """The generated Python ``source`` of ``module``, each line followed by ``# C:PPPP OP``
+    (code object, instruction, opcode); only the lines of code object ``code`` when given
+    (its nested functions are listed under their own index)."""
+    lines = [f"{_head(module)}  (generated Python)"]
+    for text, (index, pc) in zip(source.splitlines(), line_map, strict=True):
+        if code is not None and index != code:
+            continue
+        instructions = module.codes[index].instructions
+        name = op_name(instructions[pc][0]) if pc < len(instructions) else "?"
+        lines.append(f"{text.ljust(COMMENT_COLUMN)}  # {index}:{pc:04d} {name}")
+    return "\n".join(lines) + "\n"

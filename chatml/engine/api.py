@@ -61,6 +61,7 @@ from chatml.engine.host_surface import (
     entry_body,
     parse_type,
 )
+from chatml.install import task_builder
 from chatml.limits import METER, Limits
 from chatml.syntax.parser import parse_program
 from chatml.tasks import Completed, Operation, OperationRegistry, TaskInterpreter, TaskOutcome
@@ -161,7 +162,7 @@ class Engine:
             if not (isinstance(result, TConstr) and result.name == "task"):
                 raise HostRegistrationError(f"{name}: an operation's type must return a task, "
                                             f"not {show_signature(result)}")
-            return calls.task_builder(name, "spawn" if function.spawn else "perform",
+            return task_builder(name, "spawn" if function.spawn else "perform",
                                       function.operation, len(body.params))
         if not callable(function):
             raise HostRegistrationError(f"{name}: expected a callable, got {type(function).__name__}")

@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from chatml.calls import install
+from chatml.install import install
 from chatml.surfaces import (
     AliasSpec,
     Export,

@@ -1,8 +1,8 @@
 """The ChatML core standard library: the implementations of the core surface's builtins.
 
 Importing this package registers every implementation with
-:func:`chatml.calls.implements` under its qualified name (``"print"``,
-``"String.length"``...); :func:`chatml.calls.install` then builds a surface's
+:func:`chatml.registration.implements` under its qualified name (``"print"``,
+``"String.length"``...); :func:`chatml.install.install` then builds a surface's
 runtime values from the registry. One module per builtin module:
 
 * :mod:`~chatml.stdlib.globals` -- ``print``, ``to_string``, ``length``, ...;

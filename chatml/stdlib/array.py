@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from itertools import compress, islice
 
 from chatml import calls
-from chatml.calls import implements
+from chatml.registration import implements
 from chatml.stdlib.checks import TAIL_CALL, bounce, charge_array, charge_scan, first_call, shape
 from chatml.values import ChatMLFailure, Value, Variant
 
@@ -36,7 +36,7 @@ def _index(qualified: str, value: Value) -> int:
     return value
 
 
-@implements("Array.length")
+@implements("Array.length", inline="array_length")
 def length(array: Value) -> int:
     if type(array) is not list:
         raise shape("Array.length", "an array")

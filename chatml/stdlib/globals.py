@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 
 from chatml import calls
-from chatml.calls import implements
 from chatml.limits import METER, WORD
+from chatml.registration import implements
 from chatml.stdlib.checks import STRING_COST, charge_array, charge_scan, charge_string, shape
 from chatml.stdlib.render import show
 from chatml.values import ChatMLFailure, Module, Ref, Value, Variant
@@ -38,7 +38,7 @@ def print_(value: Value) -> None:
     calls.emit_output(render_charged(value) + "\n")
 
 
-@implements("to_string")
+@implements("to_string", inline="to_string")
 def to_string(value: Value) -> str:
     kind = type(value)
     if kind is int:  # the common case, inlined: show(value) charged as charge_string does
@@ -55,14 +55,14 @@ def to_string(value: Value) -> str:
     return render_charged(value)  # compound values were charged piece by piece
 
 
-@implements("length")
+@implements("length", inline="array_length")
 def length(array: Value) -> int:
     if type(array) is not list:
         raise shape("length", "an array")
     return len(array)
 
 
-@implements("string_length")
+@implements("string_length", inline="string_length")
 def string_length(text: Value) -> int:
     if type(text) is not str:
         raise shape("string_length", "a string")

@@ -42,8 +42,8 @@ from __future__ import annotations
 import sys
 
 from chatml import calls
-from chatml.calls import implements
 from chatml.limits import METER
+from chatml.registration import implements
 from chatml.stdlib.checks import (
     ARRAY_COST,
     REF_COST,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from chatcommon.numbers import parse_int
 from chatml import json_text, json_values
-from chatml.calls import implements
 from chatml.json_values import JSON_SHAPE, JSON_TAGS, JsonShapeError
+from chatml.registration import implements
 from chatml.stdlib.checks import charge_array, charge_scan, charge_string, charge_text, shape
 from chatml.values import ChatMLFailure, Value, Variant
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatml.calls import implements
+from chatml.registration import implements
 from chatml.values import ChatMLFailure, Value, Variant
 
 NONE = Variant("None")

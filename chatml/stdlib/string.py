@@ -9,7 +9,7 @@ nothing else. Shape errors name the qualified function, as the spec lists.
 
 from __future__ import annotations
 
-from chatml.calls import implements
+from chatml.registration import implements
 from chatml.stdlib.checks import (
     STRING_COST,
     charge_array,
@@ -30,7 +30,7 @@ def _strings(qualified: str, *values: Value) -> None:
             raise shape(qualified, "a string")
 
 
-@implements("String.length")
+@implements("String.length", inline="string_length")
 def length(text: Value) -> int:
     if type(text) is not str:
         raise shape("String.length", "a string")

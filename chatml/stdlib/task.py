@@ -7,7 +7,7 @@ continuation, function and handler are checked when the host applies them.
 
 from __future__ import annotations
 
-from chatml.calls import implements
+from chatml.registration import implements
 from chatml.stdlib.checks import shape
 from chatml.values import Bind, Catch, Fail, Map, Pure, Task, Value
 

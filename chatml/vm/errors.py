@@ -15,6 +15,7 @@ traceback.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from types import TracebackType
 
 from chatcommon.diagnostics import Diagnostic, Related
@@ -118,10 +119,21 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
         return error
     frames, innermost_generated = _frames(error)
     code, message = classify(error, frames, innermost_generated)
+    limit = error if isinstance(error, LimitExceeded) else None
+    return runtime_error(code, message, [(info, index, pc) for info, index, pc, _ in frames],
+                         limit, fallback_file)
+
+
+def runtime_error(code: str, message: str, frames: Sequence[tuple[ProgramInfo, int, int]],
+                  limit: LimitExceeded | None, fallback_file: str = "<chatml>"
+                  ) -> ChatMLRuntimeError:
+    """The runtime error ``code``/``message`` raised with the ChatML ``frames`` active
+    (``(program, code index, instruction)``, outermost first): positioned at the innermost
+    one, with the others as the stack trace."""
     stack: list[tuple[str, str, int]] = []
     callers: list[_TraceRun] = []
     located = None
-    for info, code_index, instruction, _ in reversed(frames):
+    for info, code_index, instruction in reversed(frames):
         code_object = info.module.codes[code_index]
         line, column, end_line, end_column = code_object.positions[instruction]
         file = info.module.source_name
@@ -132,12 +144,10 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
             callers[-1].repeats += 1
         else:
             callers.append(_TraceRun(code_object.name, file, line, column))
-    limit = error if isinstance(error, LimitExceeded) else None
     if located is None:
         diagnostic = Diagnostic.for_file(fallback_file, code, message, phase="runtime")
     else:
         info, file, line, column, end_line, end_column = located
-        related = _related(callers)
         hint = None
         if len(stack) > 1:
             hint = "ChatML stack (innermost first): " + " <- ".join(
@@ -145,10 +155,9 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
         diagnostic = Diagnostic(
             code=code, message=message, file=file, line=line, column=column,
             end_line=end_line, end_column=end_column, phase="runtime", hint=hint,
-            related=tuple(related), source=info.source,
+            related=tuple(_related(callers)), source=info.source,
         )
-    result = ChatMLRuntimeError(diagnostic, message, stack, limit)
-    return result
+    return ChatMLRuntimeError(diagnostic, message, stack, limit)
 
 
 #: A stack trace shows at most this many distinct call sites at each end (the rest elided).

@@ -18,9 +18,12 @@ When the translator knows the argument's type it needs no test at all
 (:mod:`chatml.vm.charges`), of a string the string itself, and the length of a
 string ``len(s)``.
 
-The loader uses an intrinsic only for a builtin slot bound to exactly the
-registered implementation (:func:`intrinsic_slots`); a host that brings its
-own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
+The loader uses an intrinsic only for a builtin slot whose bound value is
+marked inlinable with the intrinsic's kind (the standard library marks its
+implementations: ``@implements("to_string", inline="to_string")``, see
+:mod:`chatml.registration`; :func:`intrinsic_slots`): the values handed to the
+loader say what may be inlined, and this module imports nothing of the
+standard library. A host that brings its own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
 ``_str`` and ``_list`` (see :func:`chatml.vm.runtime.base_namespace`).
 """
 
@@ -31,9 +34,6 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from chatml.limits import COST, WORD
-from chatml.stdlib import array as stdlib_array
-from chatml.stdlib import globals as stdlib_globals
-from chatml.stdlib import string as stdlib_string
 from chatml.values import Value
 
 Lines = list[tuple[int, str]]
@@ -42,14 +42,13 @@ Lines = list[tuple[int, str]]
 
 @attrs.frozen
 class Intrinsic:
-    implementation: Callable[..., Value]
-    """The builtin this inlines (used only when the slot holds exactly this)."""
     arity: int
     inline: Callable[[str, str, list[str]], Lines]
     """(result variable, the builtin's atom, argument atoms) -> the lines computing it."""
     kind: str
     """What the builtin does (``to_string``, ``string_length``, ``array_length``): the
-    translator has simpler forms when it knows the argument's type."""
+    mark an inlinable implementation carries (``chatml_inline``); the translator has
+    simpler forms when it knows the argument's type."""
 
 
 def _to_string(result: str, builtin: str, args: list[str]) -> Lines:
@@ -76,23 +75,23 @@ def _length_of(kind: str) -> Callable[[str, str, list[str]], Lines]:
 
 
 INTRINSICS: dict[str, Intrinsic] = {
-    "to_string": Intrinsic(stdlib_globals.to_string, 1, _to_string, "to_string"),
-    "string_length": Intrinsic(stdlib_globals.string_length, 1, _length_of("_str"),
-                               "string_length"),
-    "String.length": Intrinsic(stdlib_string.length, 1, _length_of("_str"), "string_length"),
-    "length": Intrinsic(stdlib_globals.length, 1, _length_of("_list"), "array_length"),
-    "Array.length": Intrinsic(stdlib_array.length, 1, _length_of("_list"), "array_length"),
+    "to_string": Intrinsic(1, _to_string, "to_string"),
+    "string_length": Intrinsic(1, _length_of("_str"), "string_length"),
+    "String.length": Intrinsic(1, _length_of("_str"), "string_length"),
+    "length": Intrinsic(1, _length_of("_list"), "array_length"),
+    "Array.length": Intrinsic(1, _length_of("_list"), "array_length"),
 }
 """Inlinable builtins by qualified name."""
 
 
 def intrinsic_slots(builtin_slots: tuple[tuple[int, str], ...],
                     bound: Mapping[int, Value]) -> dict[int, Intrinsic]:
-    """The global slots whose builtin is exactly a standard-library implementation with an
-    intrinsic (``bound``: slot -> the value the loader binds to it)."""
+    """The global slots whose builtin has an intrinsic and whose bound value is marked
+    inlinable as that intrinsic's kind (``bound``: slot -> the value the loader binds)."""
     result = {}
     for slot, name in builtin_slots:
         intrinsic = INTRINSICS.get(name)
-        if intrinsic is not None and bound.get(slot) is intrinsic.implementation:
+        if intrinsic is not None and getattr(bound.get(slot), "chatml_inline",
+                                             None) == intrinsic.kind:
             result[slot] = intrinsic
     return result

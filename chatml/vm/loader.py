@@ -23,7 +23,7 @@ from chatml.depth import retry_deep, too_deep
 from chatml.values import Value, Variant
 from chatml.vm.intrinsics import intrinsic_slots
 from chatml.vm.runtime import base_namespace
-from chatml.vm.translate import MAX_INDENT, TooDeepToTranslate, translate
+from chatml.vm.translate import MAX_INDENT, TooDeepToTranslate, Translation, translate
 
 _COUNTER = itertools.count(1)
 
@@ -67,7 +67,7 @@ class LoadedProgram:
         return result
 
 
-def _bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dict[int, Value]:
+def bind_builtins(module: CompiledModule, builtins: Mapping[str, Value]) -> dict[int, Value]:
     """Global slot -> the builtin value it holds; ``DiagnosticError`` when one is missing."""
 
     def lookup(name: str) -> Value:
@@ -131,6 +131,25 @@ def _too_deep_at(module: CompiledModule, where: tuple[int, int]) -> Diagnostic:
         hint="split deeply nested expressions into separate bindings")
 
 
+def _translation(module: CompiledModule, bound: Mapping[int, Value], range_analysis: bool,
+                 batch_charges: bool) -> Translation:
+    intrinsics = intrinsic_slots(module.builtin_slots, bound)
+    _check_closure_nesting(module)
+    try:
+        return retry_deep(lambda: translate(module, range_analysis=range_analysis,
+                                            intrinsics=intrinsics, batch_charges=batch_charges))
+    except RecursionError:
+        raise DiagnosticError(too_deep(module.source_name, "run", "compile")) from None
+    except TooDeepToTranslate as error:
+        raise DiagnosticError(_too_deep_at(module, error.where)) from None
+
+
+def translation_for(module: CompiledModule, builtins: Mapping[str, Value]) -> Translation:
+    """The generated Python :func:`load` would run for ``module`` with these builtins (what
+    ``chatml dis --python`` shows); the same errors as :func:`load`."""
+    return _translation(module, bind_builtins(module, builtins), True, True)
+
+
 def load(module: CompiledModule, builtins: Mapping[str, Value],
          source: SourceFile | None = None, *, range_analysis: bool = True,
          batch_charges: bool = True) -> LoadedProgram:
@@ -143,17 +162,8 @@ def load(module: CompiledModule, builtins: Mapping[str, Value],
     ``batch_charges=False`` charges every allocation on its own (see
     :func:`~chatml.vm.translate.translate`; both for testing).
     """
-    bound = _bind_builtins(module, builtins)
-    intrinsics = intrinsic_slots(module.builtin_slots, bound)
-    _check_closure_nesting(module)
-    try:
-        translation = retry_deep(lambda: translate(module, range_analysis=range_analysis,
-                                                   intrinsics=intrinsics,
-                                                   batch_charges=batch_charges))
-    except RecursionError:
-        raise DiagnosticError(too_deep(module.source_name, "run", "compile")) from None
-    except TooDeepToTranslate as error:
-        raise DiagnosticError(_too_deep_at(module, error.where)) from None
+    bound = bind_builtins(module, builtins)
+    translation = _translation(module, bound, range_analysis, batch_charges)
     namespace = base_namespace()
     for name, value in translation.constants.items():
         if isinstance(value, tuple) and value[:1] == ("variant",):

@@ -29,7 +29,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from chatml.calls import ChatMLRuntimeError, TailCall, is_callable_value, rollback
+from chatml.calls import (
+    ChatMLRuntimeError,
+    TailCall,
+    arity_message,
+    expected_arity,
+    is_callable_value,
+    set_outside_run,
+)
+from chatml.journal import rollback
 from chatml.limits import METER, Limits
 from chatml.values import ChatMLFailure, Value
 from chatml.vm.errors import to_runtime_error
@@ -52,10 +60,15 @@ def _depth() -> int:
     return depth
 
 
+Convert = Callable[[BaseException, str], ChatMLRuntimeError]
+"""How a failure becomes one runtime error (the exception, the fallback file name)."""
+
+
 def run_boundary(thunk: Callable[[], T], limits: Limits | None = None, *,
                  sink: Sink | None = None, transactional: bool = False,
-                 file: str = "<chatml>") -> T:
-    """Run ``thunk`` as one ChatML run; failures raise :class:`ChatMLRuntimeError`."""
+                 file: str = "<chatml>", convert: Convert = to_runtime_error) -> T:
+    """Run ``thunk`` as one ChatML run; failures raise :class:`ChatMLRuntimeError`
+    (made by ``convert``: the translated VM's traceback mapping by default)."""
     limits = limits or Limits()
     with _LOCK:
         saved = METER.save()
@@ -77,7 +90,7 @@ def run_boundary(thunk: Callable[[], T], limits: Limits | None = None, *,
         except BaseException as error:  # every failure becomes one runtime diagnostic
             if METER.journal:
                 rollback(METER.journal)
-            raise to_runtime_error(error, file) from None
+            raise convert(error, file) from None
         finally:
             sys.setrecursionlimit(old_limit)
             METER.active -= 1
@@ -93,13 +106,11 @@ def run_program(program: LoadedProgram, limits: Limits | None = None, *,
 
 
 def _invoke(fn: Value, args: tuple[Value, ...]) -> Value:
-    from chatml.calls import _arity_message, _expected_arity
-
     if not is_callable_value(fn):
         raise ChatMLFailure("Trying to call a non-function value")
-    expected = _expected_arity(fn)
+    expected = expected_arity(fn)
     if expected is not None and expected != len(args):
-        raise ChatMLFailure(_arity_message(fn, expected))
+        raise ChatMLFailure(arity_message(fn, expected))
     result = fn(*args)
     while type(result) is TailCall:
         result = result.fn(*result.args)
@@ -117,6 +128,9 @@ def call(fn: Value, args: Iterable[Value], limits: Limits | None = None, *,
 def call_outside_run(fn: Value, args: tuple[Value, ...]) -> Value:
     """:func:`chatml.calls.apply` with no active run: one run with default limits."""
     return call(fn, args)
+
+
+set_outside_run(call_outside_run)
 
 
 def on_large_stack(thunk: Callable[[], T], stack_mb: int = 512) -> T:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from chatml.calls import TailCall
+from chatml.journal import journal_ref
 from chatml.limits import METER
 from chatml.stdlib.equality import values_equal
 from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, Variant
@@ -35,12 +36,6 @@ def journal_item(container: list[Any], index: int) -> None:
     journal = METER.journal
     if journal is not None:
         journal.append((container, index, container[index]))
-
-
-def journal_ref(ref: Ref) -> None:
-    from chatml.calls import journal_ref as record
-
-    record(ref)
 
 
 def base_namespace() -> dict[str, Any]:

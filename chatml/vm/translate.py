@@ -22,8 +22,9 @@ transactional.
 
 A range check is left out only where it cannot fail: the translator tracks
 the interval of int variables and temporaries (from literals, arithmetic,
-the conditions of enclosing branches and loop tests, and loop counters; see
-``_Body.interval``), so ``i := !i + 1`` under ``while !i < n`` or
+the conditions of enclosing branches and loop tests, and loop counters; the
+analysis is :mod:`chatml.vm.intervals`, on the operands of the simulated
+stack), so ``i := !i + 1`` under ``while !i < n`` or
 ``n - 1`` in the ``else`` of ``if n < 2`` needs no check, and a result that
 can leave the range on one side only is checked on that side.
 ``translate(module, range_analysis=False)`` checks everything (the reference
@@ -40,25 +41,52 @@ into temporaries, so a later write never changes what was read.
 
 Every generated line maps back to the instruction it came from
 (:attr:`Translation.line_map`), which is how runtime errors get ChatML
-positions. Malformed bytecode raises
-:class:`~chatml.bytecode.serialize.BytecodeFormatError`.
+positions. The bytecode is verified first (:mod:`chatml.vm.verify`):
+malformed bytecode raises :class:`~chatml.bytecode.serialize.BytecodeFormatError`
+before anything is translated, and the translator assumes what the verifier
+checked. Memory charges are batched (:mod:`chatml.vm.charges`) and a few
+builtins inlined (:mod:`chatml.vm.intrinsics`).
+
+Layout: :class:`_Translator` owns the output and the code objects;
+:class:`_Body` translates one code object, one small method per opcode
+(:data:`_STEPS`), with the block, closure and pattern helpers beside them.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-from chatml.bytecode.code import FREE, LOCAL, CompiledModule
+from chatml.bytecode.code import LOCAL, CompiledModule
 from chatml.bytecode.opcodes import Op
 from chatml.bytecode.serialize import BytecodeFormatError
 from chatml.limits import COST, WORD
 from chatml.vm.charges import INT_TEXT, MAX_TEXT, Batch, Text, replay_lines
+from chatml.vm.intervals import (
+    ANY,
+    INT_COMPARE,
+    MAX_INT,
+    MIN_INT,
+    Facts,
+    Interval,
+    Operand,
+    Test,
+    Var,
+    add,
+    clamp,
+    combined_reads,
+    divide,
+    in_range,
+    loop_steps,
+    mul,
+    neg,
+    sub,
+)
 from chatml.vm.intrinsics import Intrinsic
+from chatml.vm.verify import verify
 
 #: The deepest indentation CPython's tokenizer accepts (100 levels, 0-based).
 MAX_INDENT = 99
@@ -78,16 +106,10 @@ class TooDeepToTranslate(Exception):
         self.where = where
 
 
-_ARITH = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*"}
-_FLOAT = {Op.FADD: "+", Op.FSUB: "-", Op.FMUL: "*", Op.FDIV: "/"}
-_SMALL = 1 << 62
-
+_ARITH = {Op.ADD: ("+", add), Op.SUB: ("-", sub), Op.MUL: ("*", mul)}
+_FLOAT = {Op.FADD: "+", Op.FSUB: "-", Op.FMUL: "*"}
 _COMPARE = {Op.LT: "<", Op.GT: ">", Op.LE: "<=", Op.GE: ">=", Op.FLT: "<", Op.FGT: ">",
             Op.FLE: "<=", Op.FGE: ">=", Op.EQ_PRIM: "==", Op.NE_PRIM: "!="}
-_MIN_INT = -(1 << 62)
-_MAX_INT = (1 << 62) - 1
-_ANY = (_MIN_INT, _MAX_INT)
-"""The interval of an int nothing is known about (every ChatML int is in range)."""
 _MIN_TEXT = "-4611686018427387904"
 _MAX_TEXT = "4611686018427387903"
 # The first comparison of each check is against a CPython single-digit int, which the
@@ -112,23 +134,7 @@ replays the batch before it raises) and nothing outside the frame sees them. Eve
 other instruction charges the batch first (``DIV`` and intrinsic calls: unless
 they are known to be infallible, see :meth:`_Body.keeps_batch`)."""
 
-
-def _int_literal(atom: str) -> int | None:
-    text = atom[1:] if atom.startswith("-") else atom
-    return int(atom) if text.isdigit() else None
-
-
-def _truncated_division(value: int, divisor: int) -> int:
-    """``value / divisor`` rounded toward zero (ChatML's ``/``)."""
-    quotient = abs(value) // abs(divisor)
-    return quotient if (value >= 0) == (divisor > 0) else -quotient
-
-
-_PLAIN = re.compile(r"-?\w+")
-"""An atom that is a variable, a temporary or an int literal (no nested expression)."""
-
-_NEGATED = {Op.LT: Op.GE, Op.GE: Op.LT, Op.GT: Op.LE, Op.LE: Op.GT}
-_INT_COMPARE = frozenset(_NEGATED)
+_NONE = Operand("None")
 
 
 @attrs.frozen
@@ -149,20 +155,16 @@ class _Block:
         self.depth = depth
         self.indent = indent
         self.root = root or self
-        self.result: str | None = None
+        self.result: Operand | None = None
         self.fell = False
         self.has_else = False
         self.chain_pending = False
-        self.bounds: dict[str, tuple[int, int]] = {}
+        self.bounds: dict[Var, Interval] = {}
         """The known intervals where the block starts (restored by ``ELSE``)."""
-        self.condition: str | None = None
-        """The ``IF`` condition atom (its negation holds in the ``ELSE`` branch)."""
-        self.stored: set[str] = set()
+        self.condition: Test | None = None
+        """The ``IF`` condition, when an int comparison (its negation holds in ``ELSE``)."""
+        self.stored: set[Var] = set()
         """Variables assigned anywhere inside the block (their intervals end with it)."""
-
-
-def _fail(message: str) -> BytecodeFormatError:
-    return BytecodeFormatError(message)
 
 
 def _stored_globals(module: CompiledModule) -> set[int]:
@@ -170,30 +172,17 @@ def _stored_globals(module: CompiledModule) -> set[int]:
     stored: set[int] = set()
     consts = module.consts
     for op, a, _ in module.codes[0].instructions:
+        group = consts[a] if op == Op.MAKE_REC_GLOBAL and 0 <= a < len(consts) else None
         if op == Op.STORE_GLOBAL:
             stored.add(a)
-        elif op == Op.MAKE_REC_GLOBAL and 0 <= a < len(consts) and isinstance(consts[a], tuple):
-            stored.update(item[1] for item in consts[a]
-                          if isinstance(item, tuple) and len(item) == 2)
+        elif isinstance(group, tuple):
+            stored.update(item[1] for item in group if isinstance(item, tuple) and len(item) == 2)
     return stored
 
 
-def _pattern_slots(pattern: Any) -> list[int]:
-    """The local slots a ``MATCH_ARM`` constant ``(slot, pattern)`` binds (best effort:
-    malformed constants are rejected when the arm itself is translated)."""
-    slots: list[int] = []
-    pending = [pattern]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, tuple):
-            if len(item) == 2 and item[0] == "var" and isinstance(item[1], int):
-                slots.append(item[1])
-            else:
-                pending.extend(item)
-    return slots
-
-
 class _Translator:
+    """The generated source of a whole (verified) module: lines, line map, constants."""
+
     def __init__(self, module: CompiledModule, range_analysis: bool,
                  intrinsics: Mapping[int, Intrinsic], batch_charges: bool = True) -> None:
         self.module = module
@@ -208,36 +197,29 @@ class _Translator:
         self.constants: dict[str, Any] = {}
         self.literals: dict[int, str] = {}
         self.globals_stored: set[int] = set()
-        self.translated: set[int] = set()
 
     # ------------------------------------------------------------------ naming
 
-    def local(self, code: int, slot: int) -> str:
-        if not 0 <= slot < self.module.codes[code].n_locals:
-            raise _fail(f"local slot {slot} out of range in code {code}")
+    @staticmethod
+    def local(code: int, slot: int) -> str:
         return f"v{code}_{slot}"
 
-    def free(self, code: int, index: int) -> str:
-        seen = 0
+    def local_operand(self, code: int, slot: int) -> Operand:
+        return Operand(f"v{code}_{slot}", var=(code, slot), reads=frozenset({(code, slot)}))
+
+    def free(self, code: int, index: int) -> Operand:
+        """The variable capture ``index`` of ``code`` denotes (a local of an ancestor)."""
+        codes = self.module.codes
         while True:
-            captures = self.module.codes[code].captures
-            parent = self.module.codes[code].parent
-            if not 0 <= index < len(captures) or parent < 0:
-                raise _fail(f"capture {index} out of range in code {code}")
-            kind, source = captures[index]
+            kind, source = codes[code].captures[index]
             if kind == LOCAL:
-                return self.local(parent, source)
-            code, index = parent, source
-            seen += 1
-            if seen > len(self.module.codes):
-                raise _fail("capture chain does not end")
+                return self.local_operand(codes[code].parent, source)
+            code, index = codes[code].parent, source
 
     def literal(self, k: int) -> str:
         found = self.literals.get(k)
         if found is not None:
             return found
-        if not 0 <= k < len(self.module.consts):
-            raise _fail(f"constant {k} out of range")
         value = self.module.consts[k]
         if value is None or isinstance(value, (bool, int, str)) or (
                 isinstance(value, float) and math.isfinite(value)):
@@ -259,15 +241,10 @@ class _Translator:
     # ------------------------------------------------------------------ code objects
 
     def translate(self) -> Translation:
-        if self.module.codes[0].arity != 0:
-            raise _fail("the top-level code takes no parameters")
         self.code(0, 0, in_loop=False)
         return Translation("\n".join(self.lines) + "\n", tuple(self.line_map), self.constants)
 
     def code(self, index: int, indent: int, in_loop: bool) -> None:
-        if index in self.translated:
-            raise _fail(f"code {index} is created twice")
-        self.translated.add(index)
         code = self.module.codes[index]
         where = (index, 0)
         params = ", ".join(self.local(index, slot) for slot in range(code.arity))
@@ -303,52 +280,73 @@ class _Body:
         self.tr = tr
         self.index = index
         self.code = tr.module.codes[index]
+        self.consts = tr.module.consts
         self.indent = indent
         self.loop_depth = 1 if in_loop else 0
-        self.stack: list[str] = []
+        self.stack: list[Operand] = []
         self.blocks: list[_Block] = []
         self.terminated = False
         self.temps = 0
         self.pc = 0
-        self.bounds: dict[str, tuple[int, int]] = {}
-        """Known intervals of int variables and temporaries at this point (see ``interval``)."""
-        self.comparisons: dict[str, tuple[Op, str, str]] = {}
-        """Int comparison atoms -> (op, left, right), to learn intervals from conditions."""
-        self.own_name = re.compile(rf"(v{index}_|t)\d+")
+        self.facts = Facts(tr.range_analysis, index)
+        """Known intervals of int variables and temporaries at this point."""
         self.batch = Batch()
         """Memory charges not yet made (see :mod:`chatml.vm.charges`)."""
         self.texts: dict[str, Text] = {}
-        """String literals and temporaries of bounded length (never reassigned)."""
-        self.ints: set[str] = set()
+        """String literals and temporaries of bounded length (never reassigned), by atom."""
+        self.ints: set[Var] = set()
         """Temporaries holding int results (never reassigned), whatever their interval."""
 
-    def temp(self) -> str:
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> None:
+        instructions = self.code.instructions
+        count = len(instructions)
+        while self.pc < count:
+            op, a, b = instructions[self.pc]
+            op = Op(op)
+            if self.batch and not self.keeps_batch(op, a):
+                self.flush()
+            _STEPS[op](self, a, b)
+            if not self.tr.batch_charges and not self.terminated:
+                self.flush()
+            self.pc += 1
+
+    # ------------------------------------------------------------------ stack and output
+
+    def temp(self) -> Operand:
         self.temps += 1
-        return f"t{self.temps}"
+        return Operand(f"t{self.temps}", var=(-1, self.temps))
 
     def emit(self, text: str, indent: int | None = None) -> None:
         self.tr.emit(text, self.indent if indent is None else indent, (self.index, self.pc))
 
-    def pop(self, n: int = 1) -> list[str]:
-        if n > len(self.stack) or (self.blocks and len(self.stack) - n < self.blocks[-1].depth):
-            raise _fail(f"stack underflow at instruction {self.pc} of code {self.index}")
+    def pop(self, n: int = 1) -> list[Operand]:
         if n == 0:
             return []
         taken = self.stack[-n:]
         del self.stack[-n:]
         return taken
 
-    def pop1(self) -> str:
-        return self.pop(1)[0]
+    def pop1(self) -> Operand:
+        return self.stack.pop()
 
-    def settle(self, name: str) -> None:
-        """Before ``name`` is overwritten, evaluate every pending atom that reads it."""
-        pattern = re.compile(rf"\b{name}\b")
-        for position, atom in enumerate(self.stack):
-            if pattern.search(atom):
+    def push_temp(self, expression: str) -> Operand:
+        """``t = expression`` into a fresh temporary, pushed."""
+        t = self.temp()
+        self.emit(f"{t} = {expression}")
+        self.stack.append(t)
+        return t
+
+    def settle(self, var: Var) -> None:
+        """Before ``var`` is overwritten, evaluate every pending operand that reads it."""
+        for position, operand in enumerate(self.stack):
+            if var in operand.reads:
                 t = self.temp()
-                self.emit(f"{t} = {atom}")
+                self.emit(f"{t} = {operand}")
                 self.stack[position] = t
+
+    # ------------------------------------------------------------------ memory charges
 
     def charge(self, nbytes: int, per_item: int = 0, items: str = "") -> None:
         """Charge ``nbytes + per_item * items`` bytes (rounded up to words).
@@ -402,21 +400,23 @@ class _Body:
         if op in _BATCHED:
             return True
         if op is Op.DIV:
-            return len(self.stack) >= 2 and self.interval(self.stack[-1])[0] > 0
+            return len(self.stack) >= 2 and self.facts.of(self.stack[-1])[0] > 0
         if op is Op.CALL or op is Op.CALL_RAW:
             if len(self.stack) <= a:
                 return False
-            intrinsic = self.tr.intrinsics.get(self.stack[-a - 1])
+            intrinsic = self.tr.intrinsics.get(self.stack[-a - 1].text)
             return (intrinsic is not None and intrinsic.arity == a
                     and self.typed_intrinsic(intrinsic, self.stack[-a:]) is not None)
         return False
 
-    def known_int(self, atom: str) -> bool:
-        """``atom`` is an int (it has a known interval, or is an int literal)."""
-        return self.tr.range_analysis and (atom in self.bounds or atom in self.ints
-                                           or _int_literal(atom) is not None)
+    # ------------------------------------------------------------------ intrinsics
 
-    def typed_intrinsic(self, intrinsic: Intrinsic, args: list[str]) -> str | None:
+    def known_int(self, operand: Operand) -> bool:
+        """``operand`` is an int (it has a known interval, or is an int literal)."""
+        return self.tr.range_analysis and (self.facts.is_known(operand) or operand.value is not None
+                                           or operand.var in self.ints)
+
+    def typed_intrinsic(self, intrinsic: Intrinsic, args: list[Operand]) -> str | None:
         """The form of an intrinsic call whose argument type is known: ``"int_text"``
         (``to_string`` of an int), ``"same_text"`` (``to_string`` of a string),
         ``"text_length"`` (the length of a string); ``None`` otherwise."""
@@ -424,628 +424,154 @@ class _Body:
         if intrinsic.kind == "to_string":
             if self.known_int(value):
                 return "int_text"
-            return "same_text" if value in self.texts else None
-        if intrinsic.kind == "string_length" and value in self.texts:
+            return "same_text" if value.text in self.texts else None
+        if intrinsic.kind == "string_length" and value.text in self.texts:
             return "text_length"
         return None
 
-    def inline(self, intrinsic: Intrinsic, t: str, fn: str, args: list[str]) -> None:
+    def inline(self, intrinsic: Intrinsic, t: Operand, fn: Operand, args: list[Operand]) -> None:
         """``t = fn(*args)`` for the intrinsic builtin ``fn``, inlined."""
         form = self.typed_intrinsic(intrinsic, args)
         (value,) = args
         if form == "int_text":  # at most INT_TEXT code points: charged with the batch
             self.emit(f"{t} = _str({value})")
-            self.texts[t] = Text(0, ((t, INT_TEXT),), INT_TEXT)
-            self.batch.add_string(t, self.texts[t], (self.index, self.pc))
+            self.texts[t.text] = Text(0, ((t.text, INT_TEXT),), INT_TEXT)
+            self.batch.add_string(t.text, self.texts[t.text], (self.index, self.pc))
         elif form == "same_text":  # the string itself: nothing new, nothing charged
             self.emit(f"{t} = {value}")
-            self.texts[t] = self.texts[value]
+            self.texts[t.text] = self.texts[value.text]
         elif form == "text_length":
             self.emit(f"{t} = len({value})")
-            self.assign(t, (0, self.texts[value].bound))
-            self.ints.add(t)
+            self.int_result(t, (0, self.texts[value.text].bound))
         else:
-            for extra, line in intrinsic.inline(t, fn, args):
+            for extra, line in intrinsic.inline(t.text, fn.text, [arg.text for arg in args]):
                 self.emit(line, self.indent + extra)
             if intrinsic.kind in ("string_length", "array_length"):
-                self.assign(t, (0, _MAX_INT))  # the builtins return lengths (or raise)
-                self.ints.add(t)
+                self.int_result(t, (0, MAX_INT))  # the builtins return lengths (or raise)
 
     # ------------------------------------------------------------------ intervals
-    #
-    # What is known about the int values of this frame, to leave out range
-    # checks that cannot fail. Every ChatML int is within [_MIN_INT, _MAX_INT]
-    # (results are checked, literals and host values are in range), and the
-    # operands of ADD/SUB/MUL/DIV/NEG and of LT/GT/LE/GE are ints (the bytecode's
-    # typing contract). Intervals come from int literals, from arithmetic on
-    # known intervals, from the condition of the enclosing IF/ELSE branch or
-    # loop test (`i < n` gives i <= max_int - 1), and from loop counters (a
-    # variable that a loop only ever sets to itself plus a non-negative constant
-    # keeps its lower bound). Only this frame's variables and temporaries are
-    # tracked; an assignment replaces a variable's interval, and a block's
-    # assignments end their intervals where the block ends.
 
-    def interval(self, atom: str) -> tuple[int, int]:
-        """The known interval of the int ``atom``."""
-        if not self.tr.range_analysis:
-            return _ANY
-        known = self.bounds.get(atom)
-        if known is not None:
-            return known
-        literal = _int_literal(atom)
-        if literal is not None and _MIN_INT <= literal <= _MAX_INT:
-            return literal, literal
-        return _ANY
-
-    def assign(self, name: str, interval: tuple[int, int], is_int: bool = False) -> None:
-        """``name`` now holds a value of ``interval`` (``_ANY``: nothing known, unless
-        ``is_int``: an int, of any value)."""
-        if interval == _ANY and not is_int:
-            self.bounds.pop(name, None)
-        else:
-            self.bounds[name] = interval
+    def assign(self, var: Var, interval: Interval, is_int: bool = False) -> None:
+        """``var`` now holds a value of ``interval`` (see :meth:`Facts.set`); the enclosing
+        blocks forget it where they end."""
+        self.facts.set(var, interval, is_int)
         for block in self.blocks:
-            block.stored.add(name)
+            block.stored.add(var)
 
-    def learn(self, condition: str | None, holds: bool) -> None:
-        """Narrow the intervals of the variables of an int comparison known to be ``holds``."""
-        comparison = self.comparisons.get(condition) if condition is not None else None
-        if comparison is None:
+    def int_result(self, t: Operand, interval: Interval) -> None:
+        assert t.var is not None
+        self.assign(t.var, interval)
+        self.ints.add(t.var)
+
+    def check_range(self, t: Operand, lo: int, hi: int) -> None:
+        """Emit the range check of the int result ``t`` known to lie in [lo, hi]."""
+        if hi > MAX_INT and lo < MIN_INT:
+            self.fail_if(_RANGE.format(t=t), "_ovf()")
+        elif hi > MAX_INT:
+            self.fail_if(_ABOVE.format(t=t), "_ovf()")
+        elif lo < MIN_INT:
+            self.fail_if(_BELOW.format(t=t), "_ovf()")
+        assert t.var is not None
+        self.assign(t.var, clamp((lo, hi)))
+
+    def arithmetic(self, expression: str, operands: tuple[Operand, ...],
+                   interval: Interval) -> None:
+        """Push the int ``expression``, whose exact value lies in ``interval``.
+
+        When it cannot leave the range and its operands are variables or literals,
+        it stays a (pure, infallible) deferred operand, evaluated where it is used;
+        otherwise it goes into a temporary and is range-checked on the side(s) it
+        may leave.
+        """
+        if in_range(interval) and not any(o.deferred for o in operands):
+            self.stack.append(Operand(f"({expression})", reads=combined_reads(*operands),
+                                      deferred=True, interval=interval))
             return
-        op, left, right = comparison
-        if not holds:
-            op = _NEGATED[op]
-        (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
-        if op is Op.LT:
-            narrowed = ((llo, min(lhi, rhi - 1)), (max(rlo, llo + 1), rhi))
-        elif op is Op.LE:
-            narrowed = ((llo, min(lhi, rhi)), (max(rlo, llo), rhi))
-        elif op is Op.GT:
-            narrowed = ((max(llo, rlo + 1), lhi), (rlo, min(rhi, lhi - 1)))
-        else:  # GE
-            narrowed = ((max(llo, rlo), lhi), (rlo, min(rhi, lhi)))
-        for atom, (lo, hi) in zip((left, right), narrowed, strict=True):
-            if lo <= hi and self.own_name.fullmatch(atom):
-                self.bounds[atom] = (lo, hi)
-
-    def loop_stores(self) -> dict[int, list[int | None]]:
-        """Local slots assigned in the loop starting at ``self.pc``: slot -> what each
-        assignment adds to the slot's own value (``None``: anything else)."""
-        instructions = self.code.instructions
-        consts = self.tr.module.consts
-        stores: dict[int, list[int | None]] = {}
-        depth = 0
-        for pc in range(self.pc + 1, len(instructions)):
-            op, a, _ = instructions[pc]
-            if op == Op.LOOP:
-                depth += 1
-            elif op == Op.END_LOOP:
-                if depth == 0:
-                    break
-                depth -= 1
-            elif op == Op.STORE_LOCAL:
-                stores.setdefault(a, []).append(self.increment(pc, a))
-            elif op == Op.MATCH_ARM and 0 <= a < len(consts):
-                for slot in _pattern_slots(consts[a]):
-                    stores.setdefault(slot, []).append(None)
-        return stores
-
-    def increment(self, pc: int, slot: int) -> int | None:
-        """``k`` when the instructions before ``STORE_LOCAL slot`` at ``pc`` compute
-        ``slot + k`` or ``slot - (-k)`` for an int constant ``k``."""
-        if pc < 3:
-            return None
-        (first, a, _), (second, b, _), (op, _, _) = self.code.instructions[pc - 3:pc]
-        if op not in (Op.ADD, Op.SUB):
-            return None
-        if first == Op.LOAD_LOCAL and a == slot and second == Op.CONST:
-            k = b
-        elif first == Op.CONST and second == Op.LOAD_LOCAL and b == slot and op == Op.ADD:
-            k = a
-        else:
-            return None
-        consts = self.tr.module.consts
-        value = consts[k] if 0 <= k < len(consts) else None
-        if type(value) is not int:
-            return None
-        return value if op == Op.ADD else -value
+        atom = self.temp()
+        self.emit(f"{atom} = {expression}")
+        self.check_range(atom, *interval)
+        assert atom.var is not None
+        self.ints.add(atom.var)
+        self.stack.append(atom)
 
     def enter_loop(self) -> None:
         """Intervals at the head of the loop starting at ``self.pc`` (true at every iteration)."""
-        for slot, steps in self.loop_stores().items():
-            name = self.tr.local(self.index, slot)
-            lo, hi = self.interval(name)
-            if any(step is None or step < 0 for step in steps):
-                lo = _MIN_INT
-            if any(step is None or step > 0 for step in steps):
-                hi = _MAX_INT
-            self.assign(name, (lo, hi))
-
-    def check_range(self, t: str, lo: int, hi: int) -> None:
-        """Emit the range check of the int result ``t`` known to lie in [lo, hi]."""
-        if hi > _MAX_INT and lo < _MIN_INT:
-            self.fail_if(_RANGE.format(t=t), "_ovf()")
-        elif hi > _MAX_INT:
-            self.fail_if(_ABOVE.format(t=t), "_ovf()")
-        elif lo < _MIN_INT:
-            self.fail_if(_BELOW.format(t=t), "_ovf()")
-        self.assign(t, (max(lo, _MIN_INT), min(hi, _MAX_INT)))
-
-    def const_arg(self, k: int) -> Any:
-        if not 0 <= k < len(self.tr.module.consts):
-            raise _fail(f"constant {k} out of range")
-        return self.tr.module.consts[k]
-
-    def labels(self, k: int) -> tuple[str, ...]:
-        value = self.const_arg(k)
-        if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
-            raise _fail("bad label tuple")
-        return value
-
-    # ------------------------------------------------------------------ driver
-
-    def run(self) -> None:
-        instructions = self.code.instructions
-        count = len(instructions)
-        while self.pc < count:
-            op, a, b = instructions[self.pc]
-            if self.terminated and op not in (Op.ELSE, Op.END):
-                raise _fail(f"unreachable instruction {self.pc} in code {self.index}")
-            op = Op(op)
-            if self.batch and not self.keeps_batch(op, a):
-                self.flush()
-            self.step(op, a, b)
-            if not self.tr.batch_charges and not self.terminated:
-                self.flush()
-            self.pc += 1
-        if self.blocks or not self.terminated:
-            raise _fail(f"code {self.index} does not end with a return")
-
-    def step(self, op: Op, a: int, b: int) -> None:  # noqa: C901 - one case per opcode
-        stack = self.stack
-        if op is Op.CONST:
-            atom = self.tr.literal(a)
-            value = self.tr.module.consts[a]
-            if type(value) is str and len(value) <= MAX_TEXT:
-                self.texts[atom] = Text(len(value), (), len(value))
-            stack.append(atom)
-        elif op is Op.LOAD_LOCAL:
-            stack.append(self.tr.local(self.index, a))
-        elif op is Op.LOAD_FREE:
-            stack.append(self.tr.free(self.index, a))
-        elif op is Op.LOAD_GLOBAL:
-            stack.append(f"g{a}")
-        elif op is Op.STORE_LOCAL:
-            name = self.tr.local(self.index, a)
-            value = self.pop1()
-            self.settle(name)
-            self.emit(f"{name} = {value}")
-            self.assign(name, self.interval(value), self.known_int(value))
-        elif op is Op.STORE_GLOBAL:
-            if self.index != 0:
-                raise _fail("STORE_GLOBAL outside the top level")
-            self.tr.globals_stored.add(a)
-            self.emit(f"g{a} = {self.pop1()}")
-        elif op is Op.POP:
-            self.pop1()
-        elif op in _ARITH or op is Op.NEG or op is Op.DIV:
-            self.integer(op)
-        elif op in _FLOAT and op is not Op.FDIV:
-            # pure and cannot fail: kept as an expression, evaluated where it is used
-            left, right = self.pop(2)
-            stack.append(f"({left} {_FLOAT[op]} {right})")
-        elif op is Op.FDIV:
-            left, right = self.pop(2)
-            t = self.temp()
-            self.emit(f"{t} = {left} / {right}")
-            stack.append(t)
-        elif op is Op.FNEG:
-            stack.append(f"(-{self.pop1()})")
-        elif op is Op.CONCAT:
-            left, right = self.pop(2)
-            t = self.temp()
-            self.emit(f"{t} = {left} + {right}")
-            known = self.texts.get(left), self.texts.get(right)
-            if known[0] and known[1] and known[0].bound + known[1].bound <= MAX_TEXT:
-                self.texts[t] = known[0] + known[1]
-                self.batch.add_string(t, self.texts[t], (self.index, self.pc))
-            else:
-                self.charge(COST["string"], 1, f"len({t})")
-            stack.append(t)
-        elif op in _COMPARE:
-            left, right = self.pop(2)
-            atom = f"({left} {_COMPARE[op]} {right})"
-            if op in _INT_COMPARE:
-                self.comparisons[atom] = (op, left, right)
-            stack.append(atom)
-        elif op is Op.EQ or op is Op.NE:
-            left, right = self.pop(2)
-            t = self.temp()
-            negate = "not " if op is Op.NE else ""
-            self.emit(f"{t} = {negate}_eq({left}, {right})")
-            stack.append(t)
-        elif op is Op.MAKE_RECORD:
-            labels = self.labels(a)
-            values = self.pop(len(labels))
-            t = self.temp()
-            items = ", ".join(f"{label!r}: {v}" for label, v in zip(labels, values, strict=True))
-            self.emit(f"{t} = {{{items}}}")
-            self.charge(COST["record"] + COST["field"] * len(labels))
-            stack.append(t)
-        elif op is Op.EXTEND:
-            labels = self.labels(a)
-            values = self.pop(len(labels))
-            base = self.pop1()
-            t = self.temp()
-            items = "".join(f", {label!r}: {v}" for label, v in zip(labels, values, strict=True))
-            self.emit(f"{t} = {{**{base}{items}}}")
-            self.charge(COST["record"], COST["field"], f"len({t})")
-            stack.append(t)
-        elif op is Op.GET_FIELD:
-            label = self.const_arg(a)
-            if not isinstance(label, str):
-                raise _fail("GET_FIELD needs a string constant")
-            t = self.temp()
-            self.emit(f"{t} = {self.pop1()}[{label!r}]")
-            stack.append(t)
-        elif op is Op.MAKE_VARIANT:
-            tag = self.const_arg(a)
-            if not isinstance(tag, str):
-                raise _fail("MAKE_VARIANT needs a string tag")
-            if b == 0:
-                name = f"_nv{a}"
-                self.tr.constants[name] = ("variant", tag)
-                stack.append(name)
-            else:
-                values = self.pop(b)
-                t = self.temp()
-                self.emit(f"{t} = _V({tag!r}, ({', '.join(values)},))")
-                self.charge(COST["variant"] + COST["slot"] * b)
-                stack.append(t)
-        elif op is Op.MAKE_ARRAY:
-            values = self.pop(a)
-            t = self.temp()
-            self.emit(f"{t} = [{', '.join(values)}]")
-            self.charge(COST["array"] + COST["slot"] * a)
-            stack.append(t)
-        elif op is Op.ARRAY_GET:
-            array, index = self.pop(2)
-            t = self.temp()
-            if index.isdigit() or self.interval(index)[0] >= 0:
-                self.emit(f"{t} = {array}[{index}]")
-            else:
-                self.emit(f"{t} = {array}[{index}] if {index} >= 0 else _oob()")
-            stack.append(t)
-        elif op is Op.ARRAY_SET:
-            array, index, value = self.pop(3)
-            if not index.isdigit() and self.interval(index)[0] < 0:
-                self.emit(f"if {index} < 0: _oob()")
-            self.emit(f"if _M.journal is not None: _jr({array}, {index})")
-            self.emit(f"{array}[{index}] = {value}")
-            stack.append("None")
-        elif op is Op.MAKE_REF:
-            t = self.temp()
-            self.emit(f"{t} = _Ref({self.pop1()})")
-            self.charge(COST["ref"])
-            stack.append(t)
-        elif op is Op.DEREF:
-            t = self.temp()
-            self.emit(f"{t} = {self.pop1()}.value")
-            stack.append(t)
-        elif op is Op.SET_REF:
-            ref, value = self.pop(2)
-            self.emit(f"if _M.journal is not None: _jref({ref})")
-            self.emit(f"{ref}.value = {value}")
-            stack.append("None")
-        elif op is Op.MAKE_CLOSURE:
-            stack.append(self.closures([(a, None)]))
-        elif op is Op.MAKE_REC:
-            group = self.group(a)
-            self.closures(group)
-        elif op is Op.MAKE_REC_GLOBAL:
-            if self.index != 0:
-                raise _fail("MAKE_REC_GLOBAL outside the top level")
-            group = self.group(a)
-            for _, slot in group:
-                if not 0 <= slot < len(self.tr.module.global_names):
-                    raise _fail("global slot out of range")
-            self.closures(group, global_targets=True)
-        elif op in (Op.CALL, Op.CALL_RAW):
-            args = self.pop(a)
-            fn = self.pop1()
-            t = self.temp()
-            intrinsic = self.tr.intrinsics.get(fn)
-            if intrinsic is not None and intrinsic.arity == a:
-                self.inline(intrinsic, t, fn, args)
-                stack.append(t)  # a builtin: it never returns a tail call
-                return
-            self.emit(f"{t} = {fn}({', '.join(args)})")
-            if op is Op.CALL:
-                self.emit(f"while type({t}) is _TC: {t} = {t}.fn(*{t}.args)")
-            stack.append(t)
-        elif op is Op.TAIL_CALL:
-            args = self.pop(a)
-            fn = self.pop1()
-            self.emit(f"return _TC({fn}, ({''.join(arg + ', ' for arg in args)}))")
-            self.terminated = True
-        elif op is Op.SELF_TAIL_CALL:
-            if not self.code.self_loop or a != self.code.arity or any(
-                    block.kind == "loop" for block in self.blocks):
-                raise _fail("SELF_TAIL_CALL outside a self-looping function")
-            args = self.pop(a)
-            if args:
-                params = ", ".join(self.tr.local(self.index, s) for s in range(a))
-                self.emit(f"{params} = {', '.join(args)}")
-            self.emit("continue")
-            self.terminated = True
-        elif op is Op.RETURN:
-            self.emit(f"return {self.pop1()}")
-            self.terminated = True
-        elif op is Op.IF:
-            condition = self.pop1()
-            self.emit(f"if {condition}:")
-            block = _Block("if", len(stack), self.indent)
-            block.bounds = dict(self.bounds)
-            block.condition = condition
-            self.blocks.append(block)
-            self.indent += 1
-            self.learn(condition, True)
-        elif op is Op.MATCH_ARM:
-            self.match_arm(a)
-        elif op is Op.ELSE:
-            self.else_()
-        elif op is Op.END:
-            self.end()
-        elif op is Op.MATCH_FAIL:
-            self.emit("_nomatch()")
-            self.terminated = True
-        elif op is Op.LOOP:
-            self.enter_loop()
-            block = _Block("loop", len(stack), self.indent)
-            block.bounds = dict(self.bounds)
-            self.emit("while True:")
-            block.indent = self.indent
-            self.blocks.append(block)
-            self.indent += 1
-            self.loop_depth += 1
-        elif op is Op.LOOP_TEST:
-            if not self.blocks or self.blocks[-1].kind != "loop" or self.blocks[-1].has_else:
-                raise _fail("LOOP_TEST outside a loop, or twice in one")
-            self.blocks[-1].has_else = True  # a loop block records its (single) test here
-            condition = self.pop1()
-            self.emit(f"if not {condition}: break")
-            self.learn(condition, True)
-            self.tr.count_step(self.indent, (self.index, self.pc))
-        elif op is Op.END_LOOP:
-            if not self.blocks or self.blocks[-1].kind != "loop":
-                raise _fail("END_LOOP without LOOP")
-            block = self.blocks.pop()
-            if len(stack) != block.depth:
-                raise _fail("loop body leaves values on the stack")
-            if not block.has_else:
-                raise _fail("loop without LOOP_TEST (it could never stop or count steps)")
-            self.bounds = block.bounds  # the loop head's intervals hold when it exits
-            self.leave(block)
-            self.indent = block.indent
-            self.loop_depth -= 1
-            stack.append("None")
-        elif op is Op.MODULE_NEW:
-            name = self.const_arg(a)
-            if not isinstance(name, str):
-                raise _fail("MODULE_NEW needs a string name")
-            t = self.temp()
-            self.emit(f"{t} = _Module({name!r})")
-            stack.append(t)
-        elif op is Op.MODULE_FILL:
-            fill = self.const_arg(a)
-            n_globals = len(self.tr.module.global_names)
-            if not isinstance(fill, tuple) or not all(
-                    isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                    and type(item[1]) is int and 0 <= item[1] < n_globals for item in fill):
-                raise _fail("bad MODULE_FILL constant")
-            module = self.pop1()
-            items = ", ".join(f"{name!r}: g{slot}" for name, slot in fill)
-            self.emit(f"{module}.update({{{items}}})")
-        else:  # pragma: no cover - Op() already rejected unknown opcodes
-            raise _fail(f"unexpected opcode {op!r}")
-
-    # ------------------------------------------------------------------ arithmetic
-
-    def integer(self, op: Op) -> None:
-        if op is Op.NEG:
-            operand = self.pop1()
-            lo, hi = self.interval(operand)
-            self.arithmetic(f"-{operand}", (operand,), -hi, -lo)
-        elif op is Op.DIV:
-            left, right = self.pop(2)
-            (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
-            if rlo > 0:
-                # truncation toward zero; |result| <= |left|, so never out of range
-                expression = (f"{left} // {right}" if llo >= 0 else
-                              f"{left} // {right} if {left} >= 0 else -(-{left} // {right})")
-                self.arithmetic(expression, (left, right),
-                                min(_truncated_division(llo, rlo), _truncated_division(llo, rhi)),
-                                max(_truncated_division(lhi, rlo), _truncated_division(lhi, rhi)))
-                return
-            t = self.temp()  # may divide by zero: evaluated here, at its own instruction
-            self.emit(f"{t} = {left} // {right} if ({left} ^ {right}) >= 0 "
-                      f"else -(-{left} // {right})")
-            self.ints.add(t)
-            if llo == _MIN_INT and rlo <= -1 <= rhi:  # only min_int / -1 leaves the range
-                self.fail_if(_RANGE.format(t=t), "_ovf()")
-            self.stack.append(t)
-        else:
-            left, right = self.pop(2)
-            (llo, lhi), (rlo, rhi) = self.interval(left), self.interval(right)
-            expression = f"{left} {_ARITH[op]} {right}"
-            if op is Op.ADD:
-                self.arithmetic(expression, (left, right), llo + rlo, lhi + rhi)
-            elif op is Op.SUB:
-                self.arithmetic(expression, (left, right), llo - rhi, lhi - rlo)
-            else:
-                products = (llo * rlo, llo * rhi, lhi * rlo, lhi * rhi)
-                self.arithmetic(expression, (left, right), min(products), max(products))
-
-    def arithmetic(self, expression: str, operands: tuple[str, ...], lo: int, hi: int) -> None:
-        """Push the int ``expression``, whose exact value lies in [lo, hi].
-
-        When it cannot leave the range and its operands are plain variables or
-        literals, it stays a (pure, infallible) deferred atom, evaluated where it
-        is used; otherwise it goes into a temporary and is range-checked on the
-        side(s) it may leave.
-        """
-        if lo >= _MIN_INT and hi <= _MAX_INT and all(_PLAIN.fullmatch(o) for o in operands):
-            atom = f"({expression})"
-            self.assign(atom, (lo, hi), True)
-        else:
-            atom = self.temp()
-            self.emit(f"{atom} = {expression}")
-            self.check_range(atom, lo, hi)
-            self.ints.add(atom)
-        self.stack.append(atom)
+        for slot, steps in loop_steps(self.code, self.consts, self.pc).items():
+            var = (self.index, slot)
+            self.assign(var, self.facts.loop_head(var, steps))
 
     # ------------------------------------------------------------------ closures
 
-    def group(self, k: int) -> list[tuple[int, int | None]]:
-        value = self.const_arg(k)
-        if not isinstance(value, tuple) or not value:
-            raise _fail("bad closure group")
-        group = []
-        for item in value:
-            if (not isinstance(item, tuple) or len(item) != 2
-                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in item)):
-                raise _fail("bad closure group entry")
-            group.append((item[0], item[1]))
-        return group
-
-    def closures(self, group: list[tuple[int, int | None]], global_targets: bool = False) -> str:
-        """Define the closures of ``group`` (code index, target slot or None)."""
-        codes = self.tr.module.codes
-        for code_index, _ in group:
-            if not 0 < code_index < len(codes) or codes[code_index].parent != self.index:
-                raise _fail(f"code {code_index} is not a child of code {self.index}")
-        targets = []
-        for code_index, slot in group:
-            if slot is None:
-                targets.append(f"_c{code_index}")
-            elif global_targets:
-                targets.append(f"g{slot}")
-                self.tr.globals_stored.add(slot)
-            else:
-                targets.append(self.tr.local(self.index, slot))
+    def closures(self, group: list[tuple[int, int | None]],
+                 global_targets: bool = False) -> Operand | None:
+        """Define the closures of ``group`` (code index, target slot or None); the new
+        closure when it has no target."""
+        targets = [self.closure_target(code_index, slot, global_targets)
+                   for code_index, slot in group]
         group_slots = {slot for _, slot in group if slot is not None and not global_targets}
-        snapshot: list[str] = []
-        if self.loop_depth:
-            for code_index, _ in group:
-                for kind, source in codes[code_index].captures:
-                    if kind == LOCAL and source not in group_slots:
-                        name = self.tr.local(self.index, source)
-                        if name not in snapshot:
-                            snapshot.append(name)
-                    elif kind not in (LOCAL, FREE):
-                        raise _fail("bad capture kind")
+        snapshot = self.loop_snapshot(group, group_slots)
         indent = self.indent
+        factory = None
         if snapshot or (self.loop_depth and group_slots):
             factory = f"_mk{group[0][0]}"
             self.emit(f"def {factory}({', '.join(snapshot)}):")
             indent += 1
-        else:
-            factory = None
         for code_index, _ in group:
             self.tr.code(code_index, indent, self.loop_depth > 0)
-        saved_pc_indent = self.indent
-        self.indent = indent
+        saved_indent, self.indent = self.indent, indent
         for (code_index, _), target in zip(group, targets, strict=True):
             if target != f"_c{code_index}":
                 self.emit(f"{target} = _c{code_index}")
             self.charge(COST["closure"])
         self.flush()  # where the closures are made (inside the factory, if any)
-        self.indent = saved_pc_indent
-        if factory is not None:
-            self.emit(f"return ({''.join(t + ', ' for t in targets)})", indent)
-            unpack = "".join(t + ", " for t in targets)
-            if global_targets or group[0][1] is not None:
-                self.emit(f"{unpack}= {factory}({', '.join(snapshot)})")
-                return ""
-            t = self.temp()
-            self.emit(f"{t}, = {factory}({', '.join(snapshot)})")
-            return t
-        if global_targets or group[0][1] is not None:
-            return ""
+        self.indent = saved_indent
+        named = global_targets or group[0][1] is not None
+        if factory is None:
+            return None if named else self.push_temp(f"_c{group[0][0]}")
+        unpack = "".join(t + ", " for t in targets)
+        self.emit(f"return ({unpack})", indent)
+        if named:
+            self.emit(f"{unpack}= {factory}({', '.join(snapshot)})")
+            return None
         t = self.temp()
-        self.emit(f"{t} = _c{group[0][0]}")
+        self.emit(f"{t}, = {factory}({', '.join(snapshot)})")
+        self.stack.append(t)
         return t
+
+    def closure_target(self, code_index: int, slot: int | None, global_target: bool) -> str:
+        if slot is None:
+            return f"_c{code_index}"
+        if global_target:
+            self.tr.globals_stored.add(slot)
+            return f"g{slot}"
+        return self.tr.local(self.index, slot)
+
+    def loop_snapshot(self, group: list[tuple[int, int | None]], group_slots: set[int]
+                      ) -> list[str]:
+        """Inside a loop: the locals the group's closures capture (passed to a factory, so
+        each iteration's closures see that iteration's values)."""
+        snapshot: list[str] = []
+        if not self.loop_depth:
+            return snapshot
+        for code_index, _ in group:
+            for kind, source in self.tr.module.codes[code_index].captures:
+                if kind == LOCAL and source not in group_slots:
+                    name = self.tr.local(self.index, source)
+                    if name not in snapshot:
+                        snapshot.append(name)
+        return snapshot
+
+    def group(self, k: int) -> list[tuple[int, int | None]]:
+        return [(item[0], item[1]) for item in self.consts[k]]  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ blocks
 
-    def match_arm(self, k: int) -> None:
-        value = self.const_arg(k)
-        if not isinstance(value, tuple) or len(value) != 2 or not isinstance(value[0], int):
-            raise _fail("bad MATCH_ARM constant")
-        subject = self.tr.local(self.index, value[0])
-        conditions: list[str] = []
-        bindings: list[str] = []
-        self.pattern(subject, value[1], conditions, bindings, 0)
-        test = " and ".join(conditions) or "True"
-        parent = self.blocks[-1] if self.blocks else None
-        if parent is not None and parent.chain_pending:
-            parent.chain_pending = False
-            self.emit(f"elif {test}:", parent.indent)
-            block = _Block("arm", len(self.stack), parent.indent, parent.root)
-        else:
-            self.emit(f"if {test}:")
-            block = _Block("arm", len(self.stack), self.indent)
-        block.bounds = dict(self.bounds)
+    def open_block(self, kind: str, indent: int, root: _Block | None = None) -> _Block:
+        block = _Block(kind, len(self.stack), indent, root)
+        block.bounds = dict(self.facts.known)
         self.blocks.append(block)
-        self.indent = block.indent + 1
-        for binding in bindings:
-            self.emit(binding)
-            self.assign(binding.split(" = ", 1)[0], _ANY)
-
-    def pattern(self, path: str, pattern: Any, conditions: list[str], bindings: list[str],
-                depth: int) -> None:
-        if depth > 200 or not isinstance(pattern, tuple) or not pattern:
-            raise _fail("bad pattern")
-        kind = pattern[0]
-        if kind == "_" and len(pattern) == 1:
-            return
-        if kind == "var" and len(pattern) == 2 and isinstance(pattern[1], int):
-            bindings.append(f"{self.tr.local(self.index, pattern[1])} = {path}")
-        elif kind == "unit" and len(pattern) == 1:
-            conditions.append(f"{path} is None")
-        elif kind == "lit" and len(pattern) == 2:
-            value = pattern[1]
-            if isinstance(value, bool):
-                conditions.append(f"{path} is {value}")
-            elif isinstance(value, (int, str)) or (isinstance(value, float)
-                                                    and math.isfinite(value)):
-                conditions.append(f"{path} == {value!r}")
-            elif isinstance(value, float):
-                name = f"_lit{len(self.tr.constants)}"
-                self.tr.constants[name] = value
-                conditions.append(f"{path} == {name}")
-            else:
-                raise _fail("bad literal pattern")
-        elif kind == "variant" and len(pattern) == 3 and isinstance(pattern[1], str) \
-                and isinstance(pattern[2], tuple):
-            args = pattern[2]
-            conditions.append(f"{path}.tag == {pattern[1]!r}")
-            conditions.append(f"len({path}.args) == {len(args)}" if args else f"not {path}.args")
-            for i, sub in enumerate(args):
-                self.pattern(f"{path}.args[{i}]", sub, conditions, bindings, depth + 1)
-        elif kind == "record" and len(pattern) == 3 and isinstance(pattern[1], tuple):
-            fields = pattern[1]
-            conditions.append(f"type({path}) is _dict")
-            for field in fields:
-                if not isinstance(field, tuple) or len(field) != 2 or not isinstance(field[0], str):
-                    raise _fail("bad record pattern")
-                conditions.append(f"{field[0]!r} in {path}")
-            if not pattern[2]:
-                conditions.append(f"len({path}) == {len(fields)}")
-            for label, sub in fields:
-                self.pattern(f"{path}[{label!r}]", sub, conditions, bindings, depth + 1)
-        else:
-            raise _fail(f"bad pattern {kind!r}")
+        self.indent = indent + 1
+        return block
 
     def leave(self, block: _Block) -> None:
         """``block`` (popped) has ended: its assignments are assignments of the enclosing one."""
@@ -1054,32 +580,253 @@ class _Body:
 
     def close_branch(self, block: _Block) -> None:
         if self.terminated:
-            if len(self.stack) != block.depth:
-                raise _fail("a returning branch leaves values on the stack")
             return
         value = self.pop1()
-        if len(self.stack) != block.depth:
-            raise _fail("branches leave different stack depths")
         root = block.root
         if root.result is None:
             root.result = self.temp()
-        if value != root.result:
+        if value.text != root.result.text:
             self.emit(f"{root.result} = {value}")
         block.fell = True
         root.fell = True
 
-    def else_(self) -> None:
-        if not self.blocks or self.blocks[-1].kind == "loop" or self.blocks[-1].has_else:
-            raise _fail("ELSE without IF")
+    def match_arm(self, k: int) -> None:
+        slot: int
+        pattern: tuple[Any, ...]
+        slot, pattern = self.consts[k]  # type: ignore[misc]  # verified: (slot, pattern)
+        conditions: list[str] = []
+        bindings: list[tuple[Var, str]] = []
+        self.pattern(self.tr.local(self.index, slot), pattern, conditions, bindings)
+        test = " and ".join(conditions) or "True"
+        parent = self.blocks[-1] if self.blocks else None
+        if parent is not None and parent.chain_pending:
+            parent.chain_pending = False
+            self.emit(f"elif {test}:", parent.indent)
+            self.open_block("arm", parent.indent, parent.root)
+        else:
+            self.emit(f"if {test}:")
+            self.open_block("arm", self.indent)
+        for var, path in bindings:
+            self.emit(f"{self.tr.local(*var)} = {path}")
+            self.assign(var, ANY)
+
+    def pattern(self, path: str, pattern: Any, conditions: list[str],
+                bindings: list[tuple[Var, str]]) -> None:
+        kind = pattern[0]
+        if kind == "var":
+            bindings.append(((self.index, pattern[1]), path))
+        elif kind == "unit":
+            conditions.append(f"{path} is None")
+        elif kind == "lit":
+            conditions.append(self.literal_test(path, pattern[1]))
+        elif kind == "variant":
+            args = pattern[2]
+            conditions.append(f"{path}.tag == {pattern[1]!r}")
+            conditions.append(f"len({path}.args) == {len(args)}" if args else f"not {path}.args")
+            for i, sub in enumerate(args):
+                self.pattern(f"{path}.args[{i}]", sub, conditions, bindings)
+        elif kind == "record":
+            fields = pattern[1]
+            conditions.append(f"type({path}) is _dict")
+            conditions.extend(f"{label!r} in {path}" for label, _ in fields)
+            if not pattern[2]:
+                conditions.append(f"len({path}) == {len(fields)}")
+            for label, sub in fields:
+                self.pattern(f"{path}[{label!r}]", sub, conditions, bindings)
+
+    def literal_test(self, path: str, value: Any) -> str:
+        if isinstance(value, bool):
+            return f"{path} is {value}"
+        if isinstance(value, (int, str)) or math.isfinite(value):
+            return f"{path} == {value!r}"
+        name = f"_lit{len(self.tr.constants)}"
+        self.tr.constants[name] = value
+        return f"{path} == {name}"
+
+    # ------------------------------------------------------------------ one method per opcode
+
+    def op_const(self, a: int, b: int) -> None:
+        atom = self.tr.literal(a)
+        value = self.consts[a]
+        if type(value) is str and len(value) <= MAX_TEXT:
+            self.texts[atom] = Text(len(value), (), len(value))
+        self.stack.append(Operand(atom, value=value if type(value) is int else None))
+
+    def op_load_local(self, a: int, b: int) -> None:
+        self.stack.append(self.tr.local_operand(self.index, a))
+
+    def op_load_free(self, a: int, b: int) -> None:
+        self.stack.append(self.tr.free(self.index, a))
+
+    def op_load_global(self, a: int, b: int) -> None:
+        self.stack.append(Operand(f"g{a}"))
+
+    def op_store_local(self, a: int, b: int) -> None:
+        var = (self.index, a)
+        value = self.pop1()
+        self.settle(var)
+        self.emit(f"{self.tr.local(*var)} = {value}")
+        self.assign(var, self.facts.of(value), self.known_int(value))
+
+    def op_store_global(self, a: int, b: int) -> None:
+        self.tr.globals_stored.add(a)
+        self.emit(f"g{a} = {self.pop1()}")
+
+    def op_pop(self, a: int, b: int) -> None:
+        self.pop1()
+
+    def op_neg(self, a: int, b: int) -> None:
+        operand = self.pop1()
+        self.arithmetic(f"-{operand}", (operand,), neg(self.facts.of(operand)))
+
+    def op_div(self, a: int, b: int) -> None:
+        left, right = self.pop(2)
+        known_left, known_right = self.facts.of(left), self.facts.of(right)
+        if known_right[0] > 0:
+            # truncation toward zero; |result| <= |left|, so never out of range
+            expression = (f"{left} // {right}" if known_left[0] >= 0 else
+                          f"{left} // {right} if {left} >= 0 else -(-{left} // {right})")
+            self.arithmetic(expression, (left, right), divide(known_left, known_right))
+            return
+        t = self.temp()  # may divide by zero: evaluated here, at its own instruction
+        self.emit(f"{t} = {left} // {right} if ({left} ^ {right}) >= 0 "
+                  f"else -(-{left} // {right})")
+        assert t.var is not None
+        self.ints.add(t.var)
+        if known_left[0] == MIN_INT and known_right[0] <= -1 <= known_right[1]:
+            self.fail_if(_RANGE.format(t=t), "_ovf()")  # only min_int / -1 leaves the range
+        self.stack.append(t)
+
+    def op_fdiv(self, a: int, b: int) -> None:
+        left, right = self.pop(2)
+        self.push_temp(f"{left} / {right}")
+
+    def op_fneg(self, a: int, b: int) -> None:
+        operand = self.pop1()
+        self.stack.append(Operand(f"(-{operand})", reads=operand.reads, deferred=True))
+
+    def op_concat(self, a: int, b: int) -> None:
+        left, right = self.pop(2)
+        t = self.push_temp(f"{left} + {right}")
+        known = self.texts.get(left.text), self.texts.get(right.text)
+        if known[0] and known[1] and known[0].bound + known[1].bound <= MAX_TEXT:
+            self.texts[t.text] = known[0] + known[1]
+            self.batch.add_string(t.text, self.texts[t.text], (self.index, self.pc))
+        else:
+            self.charge(COST["string"], 1, f"len({t})")
+
+    def op_make_record(self, a: int, b: int) -> None:
+        labels: tuple[str, ...] = self.consts[a]  # type: ignore[assignment]
+        values = self.pop(len(labels))
+        items = ", ".join(f"{label!r}: {v}" for label, v in zip(labels, values, strict=True))
+        self.push_temp(f"{{{items}}}")
+        self.charge(COST["record"] + COST["field"] * len(labels))
+
+    def op_extend(self, a: int, b: int) -> None:
+        labels: tuple[str, ...] = self.consts[a]  # type: ignore[assignment]
+        values = self.pop(len(labels))
+        base = self.pop1()
+        items = "".join(f", {label!r}: {v}" for label, v in zip(labels, values, strict=True))
+        t = self.push_temp(f"{{**{base}{items}}}")
+        self.charge(COST["record"], COST["field"], f"len({t})")
+
+    def op_get_field(self, a: int, b: int) -> None:
+        self.push_temp(f"{self.pop1()}[{self.consts[a]!r}]")
+
+    def op_make_variant(self, a: int, b: int) -> None:
+        tag = self.consts[a]
+        if b == 0:
+            name = f"_nv{a}"
+            self.tr.constants[name] = ("variant", tag)
+            self.stack.append(Operand(name))
+            return
+        values = self.pop(b)
+        self.push_temp(f"_V({tag!r}, ({', '.join(map(str, values))},))")
+        self.charge(COST["variant"] + COST["slot"] * b)
+
+    def op_make_array(self, a: int, b: int) -> None:
+        values = self.pop(a)
+        self.push_temp(f"[{', '.join(map(str, values))}]")
+        self.charge(COST["array"] + COST["slot"] * a)
+
+    def non_negative(self, index: Operand) -> bool:
+        return (index.value is not None and index.value >= 0) or self.facts.of(index)[0] >= 0
+
+    def op_array_get(self, a: int, b: int) -> None:
+        array, index = self.pop(2)
+        if self.non_negative(index):
+            self.push_temp(f"{array}[{index}]")
+        else:
+            self.push_temp(f"{array}[{index}] if {index} >= 0 else _oob()")
+
+    def op_array_set(self, a: int, b: int) -> None:
+        array, index, value = self.pop(3)
+        if not self.non_negative(index):
+            self.emit(f"if {index} < 0: _oob()")
+        self.emit(f"if _M.journal is not None: _jr({array}, {index})")
+        self.emit(f"{array}[{index}] = {value}")
+        self.stack.append(_NONE)
+
+    def op_make_ref(self, a: int, b: int) -> None:
+        self.push_temp(f"_Ref({self.pop1()})")
+        self.charge(COST["ref"])
+
+    def op_deref(self, a: int, b: int) -> None:
+        self.push_temp(f"{self.pop1()}.value")
+
+    def op_set_ref(self, a: int, b: int) -> None:
+        ref, value = self.pop(2)
+        self.emit(f"if _M.journal is not None: _jref({ref})")
+        self.emit(f"{ref}.value = {value}")
+        self.stack.append(_NONE)
+
+    def op_make_closure(self, a: int, b: int) -> None:
+        self.closures([(a, None)])
+
+    def op_make_rec(self, a: int, b: int) -> None:
+        self.closures(self.group(a))
+
+    def op_make_rec_global(self, a: int, b: int) -> None:
+        self.closures(self.group(a), global_targets=True)
+
+    def op_tail_call(self, a: int, b: int) -> None:
+        args = self.pop(a)
+        fn = self.pop1()
+        self.emit(f"return _TC({fn}, ({''.join(f'{arg}, ' for arg in args)}))")
+        self.terminated = True
+
+    def op_self_tail_call(self, a: int, b: int) -> None:
+        args = self.pop(a)
+        if args:
+            params = ", ".join(self.tr.local(self.index, s) for s in range(a))
+            self.emit(f"{params} = {', '.join(map(str, args))}")
+        self.emit("continue")
+        self.terminated = True
+
+    def op_return(self, a: int, b: int) -> None:
+        self.emit(f"return {self.pop1()}")
+        self.terminated = True
+
+    def op_if(self, a: int, b: int) -> None:
+        condition = self.pop1()
+        self.emit(f"if {condition}:")
+        block = self.open_block("if", self.indent)
+        block.condition = condition.test
+        self.facts.learn(condition.test, True)
+
+    def op_match_arm(self, a: int, b: int) -> None:
+        self.match_arm(a)
+
+    def op_else(self, a: int, b: int) -> None:
         block = self.blocks[-1]
         self.close_branch(block)
         block.has_else = True
         self.terminated = False
-        self.bounds = dict(block.bounds)  # the branch not taken: as before the block
+        self.facts.known = dict(block.bounds)  # the branch not taken: as before the block
         if block.kind == "if":
-            self.learn(block.condition, False)
-        following = self.code.instructions[self.pc + 1][0] if self.pc + 1 < len(
-            self.code.instructions) else None
+            self.facts.learn(block.condition, False)
+        instructions = self.code.instructions
+        following = instructions[self.pc + 1][0] if self.pc + 1 < len(instructions) else None
         if following == Op.MATCH_ARM:
             block.chain_pending = True
             self.indent = block.indent
@@ -1087,23 +834,140 @@ class _Body:
             self.emit("else:", block.indent)
             self.indent = block.indent + 1
 
-    def end(self) -> None:
-        if not self.blocks or self.blocks[-1].kind == "loop":
-            raise _fail("END without IF")
+    def op_end(self, a: int, b: int) -> None:
         block = self.blocks.pop()
-        if not block.has_else:
-            raise _fail("IF block without ELSE")
         self.close_branch(block)
         self.indent = block.indent
-        self.bounds = {name: known for name, known in block.bounds.items()
-                       if name not in block.stored}
+        self.facts.known = {var: known for var, known in block.bounds.items()
+                            if var not in block.stored}
         self.leave(block)
+        self.terminated = not block.fell
         if block.fell:
-            self.terminated = False
             assert block.root.result is not None
             self.stack.append(block.root.result)
+
+    def op_match_fail(self, a: int, b: int) -> None:
+        self.emit("_nomatch()")
+        self.terminated = True
+
+    def op_loop(self, a: int, b: int) -> None:
+        self.enter_loop()
+        self.emit("while True:")
+        self.open_block("loop", self.indent)
+        self.loop_depth += 1
+
+    def op_loop_test(self, a: int, b: int) -> None:
+        self.blocks[-1].has_else = True  # a loop block records its (single) test here
+        condition = self.pop1()
+        self.emit(f"if not {condition}: break")
+        self.facts.learn(condition.test, True)
+        self.tr.count_step(self.indent, (self.index, self.pc))
+
+    def op_end_loop(self, a: int, b: int) -> None:
+        block = self.blocks.pop()
+        self.facts.known = block.bounds  # the loop head's intervals hold when it exits
+        self.leave(block)
+        self.indent = block.indent
+        self.loop_depth -= 1
+        self.stack.append(_NONE)
+
+    def op_module_new(self, a: int, b: int) -> None:
+        self.push_temp(f"_Module({self.consts[a]!r})")
+
+    def op_module_fill(self, a: int, b: int) -> None:
+        module = self.pop1()
+        fill: tuple[tuple[str, int], ...] = self.consts[a]  # type: ignore[assignment]
+        items = ", ".join(f"{name!r}: g{slot}" for name, slot in fill)
+        self.emit(f"{module}.update({{{items}}})")
+
+
+def _arith_step(op: Op) -> Callable[[_Body, int, int], None]:
+    symbol, interval_of = _ARITH[op]
+
+    def step(body: _Body, a: int, b: int) -> None:
+        left, right = body.pop(2)
+        body.arithmetic(f"{left} {symbol} {right}", (left, right),
+                        interval_of(body.facts.of(left), body.facts.of(right)))
+
+    return step
+
+
+def _float_step(op: Op) -> Callable[[_Body, int, int], None]:
+    symbol = _FLOAT[op]
+
+    def step(body: _Body, a: int, b: int) -> None:
+        # pure and cannot fail: kept as an expression, evaluated where it is used
+        left, right = body.pop(2)
+        body.stack.append(Operand(f"({left} {symbol} {right})",
+                                  reads=combined_reads(left, right), deferred=True))
+
+    return step
+
+
+def _compare_step(op: Op) -> Callable[[_Body, int, int], None]:
+    symbol = _COMPARE[op]
+
+    def step(body: _Body, a: int, b: int) -> None:
+        left, right = body.pop(2)
+        test = Test(op, left, right) if op in INT_COMPARE else None
+        body.stack.append(Operand(f"({left} {symbol} {right})", test=test,
+                                  reads=combined_reads(left, right), deferred=True))
+
+    return step
+
+
+def _equal_step(negate: str) -> Callable[[_Body, int, int], None]:
+    def step(body: _Body, a: int, b: int) -> None:
+        left, right = body.pop(2)
+        body.push_temp(f"{negate}_eq({left}, {right})")
+
+    return step
+
+
+def _call_step(trampoline: bool) -> Callable[[_Body, int, int], None]:
+    def step(body: _Body, a: int, b: int) -> None:
+        args = body.pop(a)
+        fn = body.pop1()
+        t = body.temp()
+        intrinsic = body.tr.intrinsics.get(fn.text)
+        if intrinsic is not None and intrinsic.arity == a:
+            body.inline(intrinsic, t, fn, args)
         else:
-            self.terminated = True
+            body.emit(f"{t} = {fn}({', '.join(map(str, args))})")
+            if trampoline:
+                body.emit(f"while type({t}) is _TC: {t} = {t}.fn(*{t}.args)")
+        body.stack.append(t)  # (a builtin never returns a tail call)
+
+    return step
+
+
+Step = Callable[[_Body, int, int], None]
+_STEPS: dict[Op, Step] = {
+    Op.CONST: _Body.op_const, Op.LOAD_LOCAL: _Body.op_load_local,
+    Op.LOAD_FREE: _Body.op_load_free, Op.LOAD_GLOBAL: _Body.op_load_global,
+    Op.STORE_LOCAL: _Body.op_store_local, Op.STORE_GLOBAL: _Body.op_store_global,
+    Op.POP: _Body.op_pop, Op.NEG: _Body.op_neg, Op.DIV: _Body.op_div,
+    Op.FDIV: _Body.op_fdiv, Op.FNEG: _Body.op_fneg, Op.CONCAT: _Body.op_concat,
+    Op.EQ: _equal_step(""), Op.NE: _equal_step("not "),
+    Op.MAKE_RECORD: _Body.op_make_record, Op.EXTEND: _Body.op_extend,
+    Op.GET_FIELD: _Body.op_get_field, Op.MAKE_VARIANT: _Body.op_make_variant,
+    Op.MAKE_ARRAY: _Body.op_make_array, Op.ARRAY_GET: _Body.op_array_get,
+    Op.ARRAY_SET: _Body.op_array_set, Op.MAKE_REF: _Body.op_make_ref,
+    Op.DEREF: _Body.op_deref, Op.SET_REF: _Body.op_set_ref,
+    Op.MAKE_CLOSURE: _Body.op_make_closure, Op.MAKE_REC: _Body.op_make_rec,
+    Op.MAKE_REC_GLOBAL: _Body.op_make_rec_global,
+    Op.CALL: _call_step(True), Op.CALL_RAW: _call_step(False),
+    Op.TAIL_CALL: _Body.op_tail_call, Op.SELF_TAIL_CALL: _Body.op_self_tail_call,
+    Op.RETURN: _Body.op_return, Op.IF: _Body.op_if, Op.MATCH_ARM: _Body.op_match_arm,
+    Op.ELSE: _Body.op_else, Op.END: _Body.op_end, Op.MATCH_FAIL: _Body.op_match_fail,
+    Op.LOOP: _Body.op_loop, Op.LOOP_TEST: _Body.op_loop_test, Op.END_LOOP: _Body.op_end_loop,
+    Op.MODULE_NEW: _Body.op_module_new, Op.MODULE_FILL: _Body.op_module_fill,
+}
+_STEPS.update({op: _arith_step(op) for op in _ARITH})
+_STEPS.update({op: _float_step(op) for op in _FLOAT})
+_STEPS.update({op: _compare_step(op) for op in _COMPARE})
+assert set(_STEPS) == set(Op), "every opcode has its translation"
+"""How each opcode is translated (a method of :class:`_Body`, or a function per family)."""
 
 
 def translate(module: CompiledModule, *, range_analysis: bool = True,
@@ -1111,6 +975,7 @@ def translate(module: CompiledModule, *, range_analysis: bool = True,
               batch_charges: bool = True) -> Translation:
     """The Python source of ``module`` (raises ``BytecodeFormatError`` on malformed bytecode).
 
+    The module is verified first (:func:`chatml.vm.verify.verify`).
     ``range_analysis=False`` range-checks every integer result and array index
     (the reference the analysis is tested against); the two translations
     behave identically. ``intrinsics`` (global slot -> inline form, see
@@ -1118,15 +983,11 @@ def translate(module: CompiledModule, *, range_analysis: bool = True,
     ``batch_charges=False`` makes every memory charge where its allocation is
     (the reference :mod:`chatml.vm.charges` is tested against).
     """
-    if not module.codes:
-        raise _fail("no code objects")
+    verify(module)
     translator = _Translator(module, range_analysis, intrinsics or {}, batch_charges)
     try:
-        translation = translator.translate()
-    except (TypeError, ValueError, IndexError, KeyError) as error:
-        raise _fail(f"malformed bytecode ({type(error).__name__}: {error})") from None
+        return translator.translate()
+    except (TypeError, ValueError, IndexError, KeyError) as error:  # defensive: verified
+        raise BytecodeFormatError(
+            f"malformed bytecode ({type(error).__name__}: {error})") from None
     # A RecursionError propagates: deep nesting is not malformed (see chatml.depth).
-    missing = set(range(len(module.codes))) - translator.translated
-    if missing:
-        raise _fail(f"code objects never created: {sorted(missing)[:5]}")
-    return translation

@@ -1,7 +1,7 @@
 """Runtime implementations of the moderator surface's pure helper modules (stdlib spec 6).
 
 Importing this package registers ``Item.*``, ``Tool_call.*`` and ``Context.*``
-with :func:`chatml.calls.implements`, so that :func:`chatml.calls.install`
+with :func:`chatml.registration.implements`, so that :func:`chatml.install.install`
 can build the moderator and UI-moderator surfaces (the capability modules --
 ``Turn``, ``Tool``, ``Model``... -- only build task nodes, which ``install``
 generates from the surface table; their *handlers* live in

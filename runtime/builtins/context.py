@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chatml import calls
-from chatml.calls import implements
 from chatml.json_values import JSON_TAGS
+from chatml.registration import implements
 from chatml.values import ChatMLFailure, Value, Variant
 from runtime.builtins.checks import (
     NONE,

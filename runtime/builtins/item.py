@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from chatml import calls
-from chatml.calls import implements, input_text_message
+from chatml.install import input_text_message
+from chatml.registration import implements
 from chatml.values import Value, Variant
 from runtime.builtins.checks import (
     RECORD_COST,

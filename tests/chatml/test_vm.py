@@ -8,9 +8,11 @@ import pytest
 
 from chatml import calls
 from chatml.build import builtin_names
-from chatml.calls import ChatMLRuntimeError, apply, apply_callback, install
+from chatml.calls import ChatMLRuntimeError, apply, apply_callback
 from chatml.compiler import compile_program
+from chatml.install import MissingImplementations, install
 from chatml.limits import Limits
+from chatml.registration import implements
 from chatml.resolve import resolve
 from chatml.syntax.parser import parse_program
 from chatml.values import ChatMLFailure, Perform, Ref, Spawn, Variant, builtin
@@ -327,7 +329,7 @@ def test_install_builds_values_and_task_builders() -> None:
 
 def test_install_reports_every_missing_implementation() -> None:
     surface = _Surface([_Export("print"), _Export("nope")], [_Module("M", [_Export("f")])])
-    with pytest.raises(calls.MissingImplementations) as caught:
+    with pytest.raises(MissingImplementations) as caught:
         install(surface, {"print": minimal_values()["print"]})
     assert caught.value.names == ["nope", "M.f"]
 
@@ -340,7 +342,7 @@ def test_core_surface_installs_from_the_real_table() -> None:
 def test_implements_registers_under_the_qualified_name() -> None:
     registry: dict[str, object] = {}
 
-    @calls.implements("Demo.twice", registry)
+    @implements("Demo.twice", registry)
     def twice(x: int) -> int:
         return 2 * x
 

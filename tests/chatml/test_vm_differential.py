@@ -1,0 +1,126 @@
+"""The translated VM and the reference interpreter agree (tests.chatml.differential).
+
+Every program runs through both :mod:`chatml.vm.translate` (with its range
+analysis, batched charges and inlined builtins) and :mod:`chatml.vm.reference`
+(the opcode table, one instruction at a time), and the runs must agree on:
+
+* the printed output;
+* the runtime diagnostic, every field (code, message, position, stack trace);
+* the steps taken and the memory charged (words), read from the meter when
+  the top level returns or fails -- so when a limit stops a run, both stop at
+  the same allocation or step, at the same instruction.
+
+A run that hits the recursion limit is compared by its code only (the two
+stop at different depths, see :mod:`chatml.vm.reference`). Programs: the
+run and stdlib testdata (with their limits), the conformance corpus's run
+cases, and hypothesis-generated programs (the generators of the VM property
+and fast-path tests), under budgets small enough to run out mid-program.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatml.bytecode.opcodes import Op
+from chatml.limits import COST, Limits
+from chatml.vm import reference
+from tests.chatml.differential import both
+from tests.chatml.harness import TESTDATA, case_files, parse_expectations
+from tests.chatml.test_vm_charge_batches import charge_programs
+from tests.chatml.test_vm_fast_paths import range_programs, string_programs
+from tests.chatml.typed_programs import programs
+from tests.support import load_cases
+
+FILES = case_files("run") + case_files("stdlib")
+RUN_CASES = [case for case in load_cases("chatml/cases.jsonl") if case["mode"] == "run"]
+
+
+def _agree(text: str, name: str, limits: Limits) -> None:
+    outcomes = both(text, name, limits)
+    assert outcomes is not None, "the program builds and loads"
+    translated, referenced = outcomes
+    assert translated.comparable() == referenced.comparable()
+
+
+def _limits(options: dict[str, str]) -> Limits:
+    defaults = Limits()
+    return Limits(
+        max_steps=int(options.get("max-steps", defaults.max_steps or 0)),
+        max_memory=int(options.get("max-memory", defaults.max_memory or 0)),
+        max_depth=int(options.get("max-depth", defaults.max_depth)),
+    )
+
+
+def test_there_are_programs_of_every_source() -> None:
+    assert len(FILES) >= 60 and len(RUN_CASES) >= 50
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(TESTDATA)))
+def test_testdata(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    _agree(text, path.name, _limits(dict(parse_expectations(text).options)))
+
+
+@pytest.mark.parametrize("case", RUN_CASES, ids=lambda case: case["id"])
+def test_conformance_corpus(case: dict[str, Any]) -> None:
+    outcomes = both(case["source"], "case.chatml", Limits())
+    if outcomes is None:  # a parse or type error case: nothing runs
+        assert case["expect"] in ("parse_error", "type_error")
+        return
+    translated, referenced = outcomes
+    assert translated.comparable() == referenced.comparable()
+
+
+_SETTINGS = settings(max_examples=40, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@_SETTINGS
+@given(programs(), st.sampled_from([40, 400, 200_000]), st.sampled_from([3_000, 50_000_000]))
+def test_random_well_typed_programs(text: str, steps: int, memory: int) -> None:
+    _agree(text, "random.chatml", Limits(max_steps=steps, max_memory=memory))
+
+
+@_SETTINGS
+@given(charge_programs(), st.integers(300, 4000))
+def test_programs_that_allocate_under_small_budgets(text: str, memory: int) -> None:
+    _agree(text, "charges.chatml", Limits(max_steps=100_000, max_memory=memory))
+
+
+@_SETTINGS
+@given(st.one_of(range_programs(), string_programs()), st.sampled_from([30, 300, 100_000]))
+def test_arithmetic_near_the_bounds_and_inlined_builtins(text: str, steps: int) -> None:
+    _agree(text, "ranges.chatml", Limits(max_steps=steps, max_memory=50_000_000))
+
+
+def test_a_difference_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference that charges strings differently disagrees (the comparison can fail)."""
+    text = 'let s = "a" ++ "b"\nprint(s)\n'
+    outcomes = both(text, "s.chatml", Limits())
+    assert outcomes is not None and outcomes[0].comparable() == outcomes[1].comparable()
+    assert outcomes[0].memory == (COST["string"] + 2 + 7) // 8
+
+    def concat_uncharged(frame: Any, a: int, b: int) -> None:
+        right = frame.stack.pop()
+        frame.stack[-1] = frame.stack[-1] + right
+
+    monkeypatch.setitem(reference._STEPS, Op.CONCAT, concat_uncharged)
+    translated, referenced = both(text, "s.chatml", Limits()) or (None, None)
+    assert translated is not None and referenced is not None
+    assert translated.stdout == referenced.stdout == "ab\n"
+    assert translated.memory != referenced.memory
+
+
+def test_the_failure_point_is_compared() -> None:
+    """Under a budget that runs out mid-loop both stop at the same step and instruction."""
+    text = "let i = ref(0)\nwhile !i < 100 do i := !i + 1 done\nprint(!i)\n"
+    translated, referenced = both(text, "loop.chatml", Limits(max_steps=37)) or (None, None)
+    assert translated is not None and referenced is not None
+    assert translated.error is not None and translated.error["code"] == "chatml.step_limit"
+    assert translated.steps == 38  # the 38th step is the one that fails
+    assert translated.comparable() == referenced.comparable()
