@@ -209,7 +209,15 @@ def _publish(analysis: Analysis, diagnostics: Sequence[Diagnostic]) -> None:
             entry[1].append((diagnostic, lsp.Location(uri=path_uri(path),
                                                       range=converted.range)))
     for start, problems in chains.values():
-        analysis.published[analysis.path].append(chain_start(start, problems, analysis.index))
+        files = sorted({_shown(analysis, analysis.resolve(d.file) or d.file) for d, _ in problems})
+        analysis.published[analysis.path].append(chain_start(start, problems, analysis.index,
+                                                             files))
+
+
+def _shown(analysis: Analysis, path: str) -> str:
+    """``path`` relative to the buffer's folder when it lies beneath it."""
+    relative = os.path.relpath(path, analysis.folder)
+    return path if relative.startswith("..") else relative
 
 
 def analyse(path: str, text: str, *, surface: str = "core",

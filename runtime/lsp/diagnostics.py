@@ -98,12 +98,14 @@ def _plural(count: int, word: str) -> str:
 
 
 def chain_start(start: Related, problems: Sequence[tuple[Diagnostic, lsp.Location]],
-                index: TextIndex) -> lsp.Diagnostic:
-    """The root document's diagnostic at ``start`` for problems found along its chain."""
+                index: TextIndex, files: Sequence[str]) -> lsp.Diagnostic:
+    """The root document's diagnostic at ``start`` for problems found along its chain.
+
+    ``files`` names the files the problems are in, as the message shows them.
+    """
     errors = sum(1 for d, _ in problems if d.is_error)
     warnings = len(problems) - errors
     first = problems[0][0]
-    files = sorted({d.file for d, _ in problems})
     counts = ", ".join(part for part in (_plural(errors, "error") if errors else "",
                                          _plural(warnings, "warning") if warnings else "")
                        if part)
