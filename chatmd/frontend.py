@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from chatmd.ast import Document
 from chatmd.declarations import lower_prompt
 from chatmd.imports import Chain, expand_imports
 from chatmd.ir import InlineSource, Prompt, Script
@@ -75,7 +76,8 @@ class CheckResult:
     the root file itself could not be read (the CLI exits 2 then). For editors:
     ``partial`` is the best-effort prompt the checks ran on (also when errors
     were found; None when they could not run), ``paths`` the absolute path of
-    each file read, by display name (the root, when it has a path, and imports).
+    each file read, by display name (the root, when it has a path, and imports),
+    ``syntax`` the root file's syntax tree (best effort when it has errors).
     """
 
     prompt: Prompt | None
@@ -84,6 +86,7 @@ class CheckResult:
     readable: bool = True
     partial: Prompt | None = attrs.field(default=None, eq=False, repr=False)
     paths: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+    syntax: Document | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def has_errors(self) -> bool:
@@ -101,14 +104,15 @@ class CheckResult:
 class _Loaded:
     """What loading found: the best-effort prompt (None when checks must not run on it)."""
 
-    __slots__ = ("prompt", "diagnostics", "sources", "paths")
+    __slots__ = ("prompt", "diagnostics", "sources", "paths", "syntax")
 
     def __init__(self, prompt: Prompt | None, diagnostics: list[Diagnostic],
-                 sources: SourceRegistry, paths: dict[str, str]) -> None:
+                 sources: SourceRegistry, paths: dict[str, str], syntax: Document) -> None:
         self.prompt = prompt
         self.diagnostics = diagnostics
         self.sources = sources
         self.paths = paths
+        self.syntax = syntax
 
 
 def _root_key(name: str, prompt_dir: str) -> str | None:
@@ -162,7 +166,7 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
     diagnostics += expanded.diagnostics
     diagnostics += lowering
     return _Loaded(prompt if checkable else None, _attach_chains(diagnostics, expanded.chains),
-                   registry, paths)
+                   registry, paths, parsed.document)
 
 
 def _unreadable(path: str, reason: str) -> Diagnostic:
@@ -190,7 +194,7 @@ def _check(loaded: _Loaded, checks: Sequence[PromptCheck] | None) -> CheckResult
                 diagnostics.extend(exc.diagnostics)
     has_errors = any(d.is_error for d in diagnostics)
     return CheckResult(None if has_errors else loaded.prompt, tuple(diagnostics), loaded.sources,
-                       partial=loaded.prompt, paths=loaded.paths)
+                       partial=loaded.prompt, paths=loaded.paths, syntax=loaded.syntax)
 
 
 def _prompt_or_raise(result: CheckResult) -> Prompt:

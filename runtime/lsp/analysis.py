@@ -7,8 +7,8 @@ buffer (:func:`chatml.check.check_source`), and keeps what the editor
 features need: the diagnostics grouped by the absolute path of the file they
 are in (problems of imports and ``src`` scripts on those files, plus one
 diagnostic in the root where each chain starts), the ChatML scripts with
-their typecheck results, and the best-effort prompt. ChatML name indexes and
-the ChatMD syntax tree are built lazily, on the first request that needs them.
+their typecheck results, the best-effort prompt and the root syntax tree. ChatML
+name indexes are built lazily, on the first request that needs them.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Analysis:
         self.paths: dict[str, str] = {}
         self.texts: dict[str, str] = {path: text}
         self.script_kinds: dict[str, str] = {}
-        self._document: Document | None = None
+        self.syntax: Document | None = None
 
     @property
     def folder(self) -> str:
@@ -104,11 +104,11 @@ class Analysis:
     @property
     def document(self) -> Document:
         """The ChatMD syntax tree of the buffer (best effort when it has errors)."""
-        if self._document is None:
+        if self.syntax is None:
             from chatmd.parser import parse
 
-            self._document = parse(SourceFile(self.path, self.text)).document
-        return self._document
+            self.syntax = parse(SourceFile(self.path, self.text)).document
+        return self.syntax
 
     def resolve(self, name: str) -> str | None:
         """The absolute path of a file a diagnostic names."""
@@ -153,6 +153,7 @@ def _chatmd(analysis: Analysis) -> Sequence[Diagnostic]:
                                 checks=_prompt_checks(results))
     analysis.paths = dict(checked.paths)
     analysis.prompt = checked.partial
+    analysis.syntax = checked.syntax
     for source in checked.sources:
         path = analysis.paths.get(source.name)
         if path is not None and path != analysis.path:

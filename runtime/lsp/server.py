@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from common.allocation import gc_paused
 from runtime.lsp.analysis import Analysis, analyse
 from runtime.lsp.diagnostics import path_uri, uri_path
 
@@ -67,7 +68,8 @@ class ChatServer(LanguageServer):
             return None
         text = self.workspace.get_text_document(uri).source
         encoding = str(self.workspace.position_encoding or "utf-16")
-        analysis = analyse(path, text, surface=self.surface_for(path), encoding=encoding)
+        with gc_paused():  # as in `chatmdc check`: the analysis allocates in one go
+            analysis = analyse(path, text, surface=self.surface_for(path), encoding=encoding)
         old = self.analyses.get(uri)
         if old is not None:
             self.previous[uri] = old
