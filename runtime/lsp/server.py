@@ -68,8 +68,18 @@ class ChatServer(LanguageServer):
             return None
         text = self.workspace.get_text_document(uri).source
         encoding = str(self.workspace.position_encoding or "utf-16")
-        with gc_paused():  # as in `chatmdc check`: the analysis allocates in one go
-            analysis = analyse(path, text, surface=self.surface_for(path), encoding=encoding)
+        try:
+            with gc_paused():  # as in `chatmdc check`: the analysis allocates in one go
+                analysis = analyse(path, text, surface=self.surface_for(path),
+                                   encoding=encoding)
+        except Exception as exc:  # a toolchain bug: say so on the document, keep serving
+            _LOG.exception("analysis failed on %s", uri)
+            start = lsp.Position(line=0, character=0)
+            self._report(uri, {uri: [lsp.Diagnostic(
+                range=lsp.Range(start=start, end=start), severity=lsp.DiagnosticSeverity.Error,
+                code="chatmdc.internal_error", source="chatmdc",
+                message=f"the checker failed on this document: {type(exc).__name__}: {exc}")]})
+            return None
         old = self.analyses.get(uri)
         if old is not None:
             self.previous[uri] = old
