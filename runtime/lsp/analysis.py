@@ -28,7 +28,7 @@ from runtime.lsp.chatml_index import ScriptIndex, index_program
 from runtime.lsp.diagnostics import chain_start, path_uri, to_lsp
 from runtime.lsp.positions import TextIndex
 
-__all__ = ["Analysis", "ScriptInfo", "analyse", "surface_names"]
+__all__ = ["Analysis", "ScriptInfo", "analyse", "language_of", "surface_names"]
 
 _SCRIPT_CHECK = "chatml.script_check:check_prompt_scripts"
 
@@ -221,13 +221,23 @@ def _shown(analysis: Analysis, path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def analyse(path: str, text: str, *, surface: str = "core",
-            encoding: str = "utf-16") -> Analysis:
-    """Check the buffer ``text`` of the file ``path`` (``.chatml`` files against ``surface``).
+def language_of(path: str, language_id: str | None = None) -> str | None:
+    """``chatmd`` or ``chatml`` for a file the server analyses (by extension or language id)."""
+    if path.endswith(".chatml") or language_id == "chatml":
+        return "chatml"
+    if path.endswith(".chatmd") or language_id == "chatmd":
+        return "chatmd"
+    return None
 
-    ``encoding`` is the LSP position encoding positions are converted to.
+
+def analyse(path: str, text: str, *, surface: str = "core", encoding: str = "utf-16",
+            language: str | None = None) -> Analysis:
+    """Check the buffer ``text`` of the file ``path`` (ChatML against ``surface``).
+
+    ``language`` defaults to the one :func:`language_of` the path gives (else
+    ChatMD); ``encoding`` is the LSP position encoding positions are converted to.
     """
-    language = "chatml" if path.endswith(".chatml") else "chatmd"
+    language = language or language_of(path) or "chatmd"
     analysis = Analysis(path, language, text, encoding)
     diagnostics = _chatml(analysis, surface) if language == "chatml" else _chatmd(analysis)
     _publish(analysis, diagnostics)

@@ -1,6 +1,8 @@
 """``chatmdc lsp``: the pygls language server for ``.chatmd`` and ``.chatml`` over stdio.
 
-On open, change and save the buffer's unsaved text is analysed
+On open, change and save the buffer's unsaved text is analysed when it is
+ChatMD or ChatML (a ``.chatmd``/``.chatml`` path, or the language id
+``chatmd``/``chatml``; other documents are left alone)
 (:func:`runtime.lsp.analysis.analyse`, the ``chatmdc check`` / ``chatml
 check`` pipeline) and the diagnostics are published on every file they are
 in. Several open documents may report on the same file (a prompt and its
@@ -27,7 +29,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from common.allocation import gc_paused
-from runtime.lsp.analysis import Analysis, analyse
+from runtime.lsp.analysis import Analysis, analyse, language_of
 from runtime.lsp.diagnostics import path_uri, uri_path
 
 __all__ = ["ChatServer", "build_server", "serve"]
@@ -64,14 +66,16 @@ class ChatServer(LanguageServer):
     def refresh(self, uri: str) -> Analysis | None:
         """Analyse the open document ``uri`` and publish what changed."""
         path = uri_path(uri)
-        if path is None:
-            return None
-        text = self.workspace.get_text_document(uri).source
+        document = self.workspace.get_text_document(uri)
+        language = None if path is None else language_of(path, document.language_id)
+        if path is None or language is None:
+            return None  # not a file, or neither ChatMD nor ChatML
+        text = document.source
         encoding = str(self.workspace.position_encoding or "utf-16")
         try:
             with gc_paused():  # as in `chatmdc check`: the analysis allocates in one go
                 analysis = analyse(path, text, surface=self.surface_for(path),
-                                   encoding=encoding)
+                                   encoding=encoding, language=language)
         except Exception as exc:  # a toolchain bug: say so on the document, keep serving
             _LOG.exception("analysis failed on %s", uri)
             start = lsp.Position(line=0, character=0)

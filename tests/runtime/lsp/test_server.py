@@ -288,3 +288,19 @@ async def test_close_clears_what_the_document_published(client: LanguageClient,
     other = await open_document(client, write(tmp_path, "q.chatmd", "<user>x</user>"))
     assert codes(client, other) == [] and codes(client, document) == []
     assert os.path.exists(tmp_path / "p.chatmd")
+
+
+@pytest.mark.asyncio
+async def test_language_by_id_and_other_documents_left_alone(client: LanguageClient,
+                                                             tmp_path: Path) -> None:
+    readme = write(tmp_path, "README.md", "<user>x</assistant>")
+    document = uri(readme)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+        uri=document, language_id="markdown", version=1, text=readme.read_text())))
+    await settle(client, document)
+    assert document not in client.diagnostics
+    prompt = write(tmp_path, "prompt.md", "<user>x</assistant>")
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+        uri=uri(prompt), language_id="chatmd", version=1, text=prompt.read_text())))
+    await settle(client, uri(prompt))
+    assert codes(client, uri(prompt)) == ["chatmd.mismatched_tag"]
