@@ -90,7 +90,16 @@ class ChatServer(LanguageServer):
         self.analyses[uri] = analysis
         published = {path_uri(p): found for p, found in analysis.published.items()}
         self._report(uri, published)
+        self._recheck_scripts(analysis)
         return analysis
+
+    def _recheck_scripts(self, analysis: Analysis) -> None:
+        """Check again the open ``.chatml`` files this prompt declares with another surface."""
+        for path, surface in analysis.script_kinds.items():
+            script_uri = path_uri(path)
+            opened = self.analyses.get(script_uri)
+            if opened is not None and opened.scripts and opened.scripts[0].surface != surface:
+                self.refresh(script_uri)
 
     def forget(self, uri: str) -> None:
         self.analyses.pop(uri, None)

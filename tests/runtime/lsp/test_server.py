@@ -304,3 +304,17 @@ async def test_language_by_id_and_other_documents_left_alone(client: LanguageCli
         uri=uri(prompt), language_id="chatmd", version=1, text=prompt.read_text())))
     await settle(client, uri(prompt))
     assert codes(client, uri(prompt)) == ["chatmd.mismatched_tag"]
+
+
+@pytest.mark.asyncio
+async def test_a_script_opened_first_takes_the_surface_of_its_prompt(client: LanguageClient,
+                                                                     project: Path) -> None:
+    write(project, "matcher.chatml", "let match_command ctx = true\n")
+    script = await open_document(client, project / "matcher.chatml")
+    assert codes(client, script) == []  # moderator surface (initializationOptions)
+    assert "print" in await completion_labels(client, script, 1, 0)
+    prompt = PROMPT.replace("</user>\n", '</user>\n<script language="chatml" '
+                            'kind="shell_matcher" id="m" src="matcher.chatml"/>\n')
+    await open_document(client, write(project, "p2.chatmd", prompt))
+    names = await completion_labels(client, script, 1, 0)  # now the shell_matcher surface
+    assert "print" not in names and "to_string" in names
