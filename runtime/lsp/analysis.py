@@ -96,6 +96,8 @@ class Analysis:
         self.texts: dict[str, str] = {path: text}
         self.script_kinds: dict[str, str] = {}
         self.syntax: Document | None = None
+        #: the editor's version of the text analysed (None outside the server)
+        self.version: int | None = None
 
     @property
     def folder(self) -> str:

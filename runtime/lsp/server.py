@@ -8,8 +8,9 @@ check`` pipeline) and the diagnostics are published on every file they are
 in. Several open documents may report on the same file (a prompt and its
 import): each file's published set is the union of what every open document
 found there, without duplicates, and a file no document reports on any more
-is cleared. Hover, definition, completion and document symbols answer from
-the latest analysis (:mod:`runtime.lsp.hover`, :mod:`~runtime.lsp.definition`,
+is cleared. A burst of changes is analysed once, at its last version.
+Hover, definition, completion and document symbols answer from the analysis
+of the current text (:mod:`runtime.lsp.hover`, :mod:`~runtime.lsp.definition`,
 :mod:`~runtime.lsp.completion`, :mod:`~runtime.lsp.symbols`).
 
 ``initializationOptions`` may set ``{"chatmlSurface": NAME}``: the surface a
@@ -21,6 +22,7 @@ rather than crashing the server.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -71,6 +73,7 @@ class ChatServer(LanguageServer):
         if path is None or language is None:
             return None  # not a file, or neither ChatMD nor ChatML
         text = document.source
+        version = document.version
         encoding = str(self.workspace.position_encoding or "utf-16")
         try:
             with gc_paused():  # as in `chatmdc check`: the analysis allocates in one go
@@ -84,6 +87,7 @@ class ChatServer(LanguageServer):
                 code="chatmdc.internal_error", source="chatmdc",
                 message=f"the checker failed on this document: {type(exc).__name__}: {exc}")]})
             return None
+        analysis.version = version
         old = self.analyses.get(uri)
         if old is not None:
             self.previous[uri] = old
@@ -122,8 +126,16 @@ class ChatServer(LanguageServer):
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
                 uri=target, diagnostics=list(merged.values())))
 
+    def current(self, uri: str) -> Analysis | None:
+        """The analysis of the document's current text (analysed now if it is stale)."""
+        analysis = self.analyses.get(uri)
+        if analysis is not None and analysis.version == self.workspace.get_text_document(
+                uri).version:
+            return analysis
+        return self.refresh(uri)
+
     def answer(self, uri: str, compute: Callable[[Analysis], T]) -> T | None:
-        analysis = self.analyses.get(uri) or self.refresh(uri)
+        analysis = self.current(uri)
         if analysis is None:
             return None
         try:
@@ -150,8 +162,11 @@ def build_server() -> ChatServer:
         ls.refresh(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: ChatServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.refresh(params.text_document.uri)
+    async def did_change(ls: ChatServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        await asyncio.sleep(0)  # let changes already received apply: analyse the last only
+        uri = params.text_document.uri
+        if ls.workspace.get_text_document(uri).version == params.text_document.version:
+            ls.current(uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: ChatServer, params: lsp.DidSaveTextDocumentParams) -> None:

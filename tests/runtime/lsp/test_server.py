@@ -318,3 +318,22 @@ async def test_a_script_opened_first_takes_the_surface_of_its_prompt(client: Lan
     await open_document(client, write(project, "p2.chatmd", prompt))
     names = await completion_labels(client, script, 1, 0)  # now the shell_matcher surface
     assert "print" not in names and "to_string" in names
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_ends_on_the_last_text(client: LanguageClient,
+                                                      tmp_path: Path) -> None:
+    document = await open_document(client, write(tmp_path, "p.chatmd", "<user>a</user>\n"))
+    texts = [f"<user>{'x' * n}</assistant>\n" for n in range(1, 8)] + ["<user>done</user>\n"]
+    for version, text in enumerate(texts, start=2):
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=document, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+    await settle(client, document)
+    assert codes(client, document) == []
+    symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(
+        text_document=lsp.TextDocumentIdentifier(uri=document)))
+    assert symbols is not None and [s.detail for s in symbols
+                                    if isinstance(s, lsp.DocumentSymbol)] == ["done"]
+    await replace_text(client, document, "<user>again</assistant>\n", len(texts) + 2)
+    assert codes(client, document) == ["chatmd.mismatched_tag"]
