@@ -79,5 +79,7 @@ def definition(analysis: Analysis, position: lsp.Position) -> lsp.Location | Non
     needs_local = FILE_ATTRIBUTES.get((element.tag, spot.attribute))
     if needs_local is None or (needs_local and not element.has("local")):
         return None
-    reference = element.get(spot.attribute)
+    # `<agent src>`: the first occurrence wins (chatmd-language §4.0)
+    reference = (element.get_first(spot.attribute) if element.tag == "agent"
+                 else element.get(spot.attribute))
     return None if reference is None else _file_location(analysis, element.tag, reference)

@@ -337,3 +337,24 @@ async def test_a_burst_of_edits_ends_on_the_last_text(client: LanguageClient,
                                     if isinstance(s, lsp.DocumentSymbol)] == ["done"]
     await replace_text(client, document, "<user>again</assistant>\n", len(texts) + 2)
     assert codes(client, document) == ["chatmd.mismatched_tag"]
+
+
+@pytest.mark.asyncio
+async def test_definition_of_agents_images_and_missing_files(client: LanguageClient,
+                                                             tmp_path: Path) -> None:
+    write(tmp_path, "agents/helper.chatmd", "<user>help</user>")
+    write(tmp_path, "pic.png", "png")
+    text = ('<tool name="ask" agent="agents/helper.chatmd"/>\n'
+            '<user><agent src="agents/helper.chatmd">x</agent> <img src="pic.png" local/>'
+            ' <img src="pic.png"/> <doc src="gone.txt" local/></user>\n')
+    document = await open_document(client, write(tmp_path, "p.chatmd", text))
+    helper = uri(tmp_path / "agents/helper.chatmd")
+    tool = await definition_of(client, document, 0, 30)
+    assert tool is not None and tool.uri == helper
+    agent = await definition_of(client, document, 1, 22)
+    assert agent is not None and agent.uri == helper
+    image = await definition_of(client, document, 1, 63)
+    assert image is not None and image.uri == uri(tmp_path / "pic.png")
+    line = text.splitlines()[1]
+    assert await definition_of(client, document, 1, line.index('"pic.png"/>') + 2) is None
+    assert await definition_of(client, document, 1, line.index("gone.txt") + 2) is None
