@@ -96,3 +96,11 @@ def test_enumerated_values_are_the_validators() -> None:
         assert accepted == values, (tag, name)
         compared += 1
     assert compared >= 50
+
+
+def test_core_enumerations() -> None:
+    from chatmd.shell.lower_tool import MODES
+    from chatml.surfaces import SCRIPT_KIND_SURFACE
+
+    assert TAGS["script"].attributes["kind"].values == tuple(SCRIPT_KIND_SURFACE)
+    assert TAGS["tool"].attributes["mode"].values == MODES
