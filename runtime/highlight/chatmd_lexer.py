@@ -13,7 +13,7 @@ and RAW blocks run to the end of the input; no ``Error`` token is ever made.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, ClassVar
 
 from pygments.lexer import Lexer
@@ -91,6 +91,30 @@ def _attribute_tokens(start: int, body: str) -> Tokens:
         position = match.end()
 
 
+class _Scope:
+    """Open elements and structured scopes, tracked as :mod:`chatmd.lexer` tracks them."""
+
+    __slots__ = ("depth", "scopes")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.scopes: list[int] = []
+
+    def known(self, name: str) -> bool:
+        """Whether ``name`` is a tag here (shell tags only inside a structured scope)."""
+        return name in CORE_TAGS or (bool(self.scopes) and name in SHELL_TAGS)
+
+    def open(self, name: str, attributes: str) -> None:
+        self.depth += 1
+        if _opens_scope(name, attributes):
+            self.scopes.append(self.depth)
+
+    def close(self) -> None:
+        if self.scopes and self.scopes[-1] == self.depth:
+            self.scopes.pop()
+        self.depth = max(self.depth - 1, 0)
+
+
 class ChatMDLexer(Lexer):
     """ChatMD: vocabulary tags, attributes and values, comments, RAW blocks, inline ChatML."""
 
@@ -105,8 +129,7 @@ class ChatMDLexer(Lexer):
         self._chatml = ChatMLLexer(stripnl=False, ensurenl=False)
 
     def get_tokens_unprocessed(self, text: str) -> Tokens:  # type: ignore[override]
-        scopes: list[int] = []
-        depth = 0
+        scope = _Scope()
         i = 0
         n = len(text)
         while i < n:
@@ -114,9 +137,7 @@ class ChatMDLexer(Lexer):
             assert match is not None
             kind = match.lastgroup
             j = match.end()
-            if kind == "text" or kind == "other":
-                yield i, Text, match.group()
-            elif kind == "raw":
+            if kind == "raw":
                 yield from self._raw(text, i, Text)
                 close = text.find("|RAW", i + 4)
                 j = n if close < 0 else close + 4
@@ -125,35 +146,37 @@ class ChatMDLexer(Lexer):
                 j = n if close < 0 else close + 3
                 yield i, Comment.Multiline, text[i:j]
             elif kind == "tag":
-                chunk = match.group()
-                self_closing = chunk.endswith("/>") and len(chunk) > 3
-                inner = chunk[1 : -2 if self_closing else -1]
-                name = _NAME.match(inner).group()  # type: ignore[union-attr]
-                if name in CORE_TAGS or (scopes and name in SHELL_TAGS):
-                    yield from self._tag(i, chunk, name, self_closing)
-                    if not self_closing:
-                        depth += 1
-                        if _opens_scope(name, inner[len(name):]):
-                            scopes.append(depth)
-                        if name == "script":
-                            body_end = self._script_body_end(text, j)
-                            yield from self._script_body(text, j, body_end)
-                            j = body_end
-                else:
-                    yield i, Text, chunk
-            else:  # an end tag
-                chunk = match.group()
-                name = chunk[2:-1]
-                if name in CORE_TAGS or (scopes and name in SHELL_TAGS):
-                    if scopes and scopes[-1] == depth:
-                        scopes.pop()
-                    depth = max(depth - 1, 0)
-                    yield i, Punctuation, "</"
-                    yield i + 2, Name.Tag, name
-                    yield i + 2 + len(name), Punctuation, ">"
-                else:
-                    yield i, Text, chunk
+                j = yield from self._start_tag(text, match, scope)
+            elif kind == "end" and scope.known(match.group()[2:-1]):
+                name = match.group()[2:-1]
+                scope.close()
+                yield i, Punctuation, "</"
+                yield i + 2, Name.Tag, name
+                yield i + 2 + len(name), Punctuation, ">"
+            else:  # text, a lone `<`, an unknown end tag
+                yield i, Text, match.group()
             i = j
+
+    def _start_tag(self, text: str, match: re.Match[str], scope: _Scope
+                   ) -> Generator[tuple[int, Any, str], None, int]:
+        """The tokens of an opening tag (and of an inline script's body); where lexing resumes."""
+        start, end = match.start(), match.end()
+        chunk = match.group()
+        self_closing = chunk.endswith("/>") and len(chunk) > 3
+        inner = chunk[1 : -2 if self_closing else -1]
+        name = _NAME.match(inner).group()  # type: ignore[union-attr]
+        if not scope.known(name):
+            yield start, Text, chunk
+            return end
+        yield from self._tag(start, chunk, name, self_closing)
+        if self_closing:
+            return end
+        scope.open(name, inner[len(name):])
+        if name != "script":
+            return end
+        body_end = self._script_body_end(text, end)
+        yield from self._script_body(text, end, body_end)
+        return body_end
 
     @staticmethod
     def _tag(start: int, chunk: str, name: str, self_closing: bool) -> Tokens:
