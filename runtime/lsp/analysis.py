@@ -113,12 +113,12 @@ class Analysis:
         return self.syntax
 
     def resolve(self, name: str) -> str | None:
-        """The absolute path of a file a diagnostic names."""
+        """The absolute path of a file a diagnostic names (``..`` folded, as editors name it)."""
         if name in self.paths:
             return self.paths[name]
         if name.startswith("<"):
             return None
-        return name if os.path.isabs(name) else os.path.join(self.folder, name)
+        return os.path.normpath(os.path.join(self.folder, name))
 
     def text_index(self, path: str) -> TextIndex | None:
         text = self.texts.get(path)
@@ -153,7 +153,7 @@ def _chatmd(analysis: Analysis) -> Sequence[Diagnostic]:
     results: dict[str, Any] = {}
     checked = check_prompt_text(analysis.text, name=analysis.path, prompt_dir=analysis.folder,
                                 checks=_prompt_checks(results))
-    analysis.paths = dict(checked.paths)
+    analysis.paths = {name: os.path.normpath(path) for name, path in checked.paths.items()}
     analysis.prompt = checked.partial
     analysis.syntax = checked.syntax
     for source in checked.sources:

@@ -358,3 +358,15 @@ async def test_definition_of_agents_images_and_missing_files(client: LanguageCli
     line = text.splitlines()[1]
     assert await definition_of(client, document, 1, line.index('"pic.png"/>') + 2) is None
     assert await definition_of(client, document, 1, line.index("gone.txt") + 2) is None
+
+
+@pytest.mark.asyncio
+async def test_imports_through_dotdot_are_published_on_the_files_plain_uri(
+        client: LanguageClient, tmp_path: Path) -> None:
+    write(tmp_path, "shared/rules.chatmd", "<user>x</assistant>\n")
+    document = await open_document(client, write(tmp_path, "prompts/p.chatmd",
+                                                 '<import src="../shared/rules.chatmd"/>\n'))
+    assert codes(client, uri(tmp_path / "shared" / "rules.chatmd")) == ["chatmd.mismatched_tag"]
+    assert codes(client, document) == ["chatmd.problems_in_chain"]
+    target = await definition_of(client, document, 0, 16)
+    assert target is not None and target.uri == uri(tmp_path / "shared" / "rules.chatmd")
