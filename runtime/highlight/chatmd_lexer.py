@@ -47,13 +47,21 @@ _ATTRIBUTE = re.compile(
 _QUOTED_VALUE = re.compile(r"\"(.*?)(?<!\\)\"|'(.*?)(?<!\\)'|([^ \t\n\r\x0b\x0c\"']*)", re.S)
 
 
-def _opens_scope(name: str, body: str) -> bool:
+_VALUED = re.compile(r"([A-Za-z0-9_:\-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|(\S+))")
+
+
+def _values(attributes: str) -> dict[str, str]:
+    """The valued attributes of a tag's attribute text (the last occurrence wins)."""
+    return {m.group(1): m.group(2) or m.group(3) or m.group(4) or ""
+            for m in _VALUED.finditer(attributes)}
+
+
+def _opens_scope(name: str, attributes: str) -> bool:
     if name == "shell_access":
         return True
     if name != "tool":
         return False
-    values = {m.group(1): m.group(2) or m.group(3) or m.group(4) for m in re.finditer(
-        r"([A-Za-z0-9_:\-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|(\S+))", body)}
+    values = _values(attributes)
     return values.get("type") == "shell" or values.get("name") in READ_FILE_TOOL_NAMES
 
 
@@ -172,8 +180,8 @@ class ChatMDLexer(Lexer):
         if self_closing:
             return end
         scope.open(name, inner[len(name):])
-        if name != "script":
-            return end
+        if name != "script" or _values(inner[len(name):]).get("language", "chatml") != "chatml":
+            return end  # only a ChatML body is highlighted as ChatML
         body_end = self._script_body_end(text, end)
         yield from self._script_body(text, end, body_end)
         return body_end

@@ -182,3 +182,9 @@ def test_nested_comments() -> None:
 def test_rejected_input_is_text_not_error() -> None:
     for text in ["let x = a && b", '"unterminated', "(* open", "#", "\\", '"\\']:
         _check_round_trip(ChatMLLexer(), text)
+
+
+def test_a_script_in_another_language_is_text() -> None:
+    kinds = _kinds(ChatMDLexer(), '<script language="python" kind="moderator">let x</script>')
+    assert (Token.Text, "let x") in kinds
+    assert (Token.Keyword.Declaration, "let") not in kinds
