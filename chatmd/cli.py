@@ -54,6 +54,11 @@ def summary_line(diagnostics: Sequence[Diagnostic], files: int) -> str:
             f"in {_plural(files, 'file')}")
 
 
+def clean_summary_line(files: int) -> str:
+    """``chatmdc: 1 file checked, no problems`` (what a clean ``check`` prints)."""
+    return f"chatmdc: {_plural(files, 'file')} checked, no problems"
+
+
 def _summary(diagnostics: Sequence[Diagnostic], files: int) -> dict[str, int]:
     errors = sum(1 for d in diagnostics if d.is_error)
     return {"errors": errors, "warnings": len(diagnostics) - errors, "files": files}
@@ -91,6 +96,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
             registry.register(source)
         readable = readable and result.readable
     _report(diagnostics, registry, len(args.paths), args.format, json_to_stdout=True)
+    if not diagnostics and args.format == "text" and not args.quiet:
+        sys.stderr.write(clean_summary_line(len(args.paths)) + "\n")
     return _exit_status(diagnostics, readable)
 
 
@@ -189,9 +196,16 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from runtime.lsp.server import serve  # lazy; the dispatcher moves out of chatmd later
+
+    return serve()
+
+
 #: ``chatmdc check`` as :func:`build_parser` declares it, for :func:`chatcommon.quick_args.quick_parse`.
-CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--confine": None}, "paths",
-                         many=True, defaults={"format": "text", "confine": False,
+CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--confine": None,
+                                   "--quiet": None}, "paths",
+                         many=True, defaults={"format": "text", "confine": False, "quiet": False,
                                               "run": _cmd_check})
 
 
@@ -207,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--confine", action="store_true",
                        help="pinned prompt: imports and script src must stay beneath the "
                        "prompt's folder (symlinks and .. resolved); absolute paths refused")
+    check.add_argument("--quiet", action="store_true",
+                       help="print nothing for a clean prompt (no summary line)")
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.set_defaults(run=_cmd_check)
 
@@ -230,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     from chatmd.shell.cli import add_shell_command
 
     add_shell_command(commands)  # chatmdc shell explain
+    commands.add_parser("lsp", help="run the language server over stdio (ChatMD and ChatML)"
+                        ).set_defaults(run=_cmd_lsp)
     return parser
 
 

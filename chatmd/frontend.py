@@ -41,6 +41,7 @@ import attrs
 from chatcommon.allocation import gc_paused
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile, SourceRegistry
+from chatmd.ast import Document
 from chatmd.declarations import lower_prompt
 from chatmd.imports import Chain, expand_imports
 from chatmd.ir import InlineSource, Prompt, Script
@@ -72,13 +73,20 @@ class CheckResult:
     """What :func:`check_prompt` found.
 
     ``prompt`` is None when any error was reported; ``readable`` is False when
-    the root file itself could not be read (the CLI exits 2 then).
+    the root file itself could not be read (the CLI exits 2 then). For editors:
+    ``partial`` is the best-effort prompt the checks ran on (also when errors
+    were found; None when they could not run), ``paths`` the absolute path of
+    each file read, by display name (the root, when it has a path, and imports),
+    ``syntax`` the root file's syntax tree (best effort when it has errors).
     """
 
     prompt: Prompt | None
     diagnostics: tuple[Diagnostic, ...]
     sources: SourceRegistry = attrs.field(eq=False, repr=False)
     readable: bool = True
+    partial: Prompt | None = attrs.field(default=None, eq=False, repr=False)
+    paths: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+    syntax: Document | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def has_errors(self) -> bool:
@@ -96,13 +104,15 @@ class CheckResult:
 class _Loaded:
     """What loading found: the best-effort prompt (None when checks must not run on it)."""
 
-    __slots__ = ("prompt", "diagnostics", "sources")
+    __slots__ = ("prompt", "diagnostics", "sources", "paths", "syntax")
 
     def __init__(self, prompt: Prompt | None, diagnostics: list[Diagnostic],
-                 sources: SourceRegistry) -> None:
+                 sources: SourceRegistry, paths: dict[str, str], syntax: Document) -> None:
         self.prompt = prompt
         self.diagnostics = diagnostics
         self.sources = sources
+        self.paths = paths
+        self.syntax = syntax
 
 
 def _root_key(name: str, prompt_dir: str) -> str | None:
@@ -147,12 +157,16 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
                                   confine=confine)
         prompt, lowering = lower_prompt(expanded, name=name, prompt_dir=prompt_dir,
                                         confine=confine)
+    paths = {name: root_key} if root_key is not None else {}
     for imported in expanded.sources[1:]:
         registry.register(imported)
+        folder = expanded.folders.get(imported)
+        if folder is not None:
+            paths.setdefault(imported.name, os.path.join(folder, os.path.basename(imported.name)))
     diagnostics += expanded.diagnostics
     diagnostics += lowering
     return _Loaded(prompt if checkable else None, _attach_chains(diagnostics, expanded.chains),
-                   registry)
+                   registry, paths, parsed.document)
 
 
 def _unreadable(path: str, reason: str) -> Diagnostic:
@@ -179,7 +193,8 @@ def _check(loaded: _Loaded, checks: Sequence[PromptCheck] | None) -> CheckResult
             except DiagnosticError as exc:
                 diagnostics.extend(exc.diagnostics)
     has_errors = any(d.is_error for d in diagnostics)
-    return CheckResult(None if has_errors else loaded.prompt, tuple(diagnostics), loaded.sources)
+    return CheckResult(None if has_errors else loaded.prompt, tuple(diagnostics), loaded.sources,
+                       partial=loaded.prompt, paths=loaded.paths, syntax=loaded.syntax)
 
 
 def _prompt_or_raise(result: CheckResult) -> Prompt:

@@ -57,8 +57,12 @@ def _declared_at(script: Any) -> tuple[Related, ...]:
                     provenance.line, provenance.column),)
 
 
-def check_prompt_scripts(prompt: Any) -> list[Diagnostic]:
-    """Every diagnostic of every ChatML script of ``prompt`` (a ``chatmd.ir.Prompt``)."""
+def check_prompt_scripts(prompt: Any, results: dict[str, Any] | None = None) -> list[Diagnostic]:
+    """Every diagnostic of every ChatML script of ``prompt`` (a ``chatmd.ir.Prompt``).
+
+    ``results`` (for editors) receives each checked script's
+    :class:`chatml.check.CheckResult` by script id.
+    """
     if not any(script.language == "chatml" for script in prompt.scripts):
         return []
     from chatmd.frontend import script_source_file
@@ -74,6 +78,8 @@ def check_prompt_scripts(prompt: Any) -> list[Diagnostic]:
             continue  # the declaration layer reports unknown kinds and languages
         source = script_source_file(script)
         result = check_source(source.text, source=source, surface=surface)
+        if results is not None:
+            results[script.id] = result
         diagnostics: list[Diagnostic] = list(result.diagnostics)
         if result.types is not None and result.ok:
             entries = (_matcher_functions(prompt, script.id)

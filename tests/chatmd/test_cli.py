@@ -24,9 +24,26 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_check_clean_prompt_is_silent(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_clean_prompt_prints_one_summary_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(EXAMPLE)]) == 0
+    assert capsys.readouterr() == ("", "chatmdc: 1 file checked, no problems\n")
+    assert main(["check", str(EXAMPLE), str(EXAMPLE)]) == 0
+    assert capsys.readouterr() == ("", "chatmdc: 2 files checked, no problems\n")
+
+
+def test_check_quiet_keeps_a_clean_prompt_silent(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--quiet", str(EXAMPLE)]) == 0
     assert capsys.readouterr() == ("", "")
+    assert main(["check", "--quiet", "--format", "text", str(EXAMPLE)]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_check_json_of_a_clean_prompt_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--format", "json", str(EXAMPLE)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"diagnostics": [], "summary": {"errors": 0, "warnings": 0,
+                                                              "files": 1}}
+    assert err == ""
 
 
 def test_check_reports_every_error_with_a_summary(tmp_path: Path,
