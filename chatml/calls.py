@@ -3,7 +3,8 @@
 Status: stable
 
 This module is the contract between the VM, the standard library and hosts.
-It owns five things:
+It owns three things (registration, installation and the journal have their
+own modules, see the end):
 
 1. **Calling function values** -- :func:`apply` and :func:`apply_callback`.
    A ChatML function value is a Python callable (``chatml.values``): a
@@ -43,10 +44,10 @@ It owns five things:
    or ref, so that a failed transactional run can be rolled back
    (:func:`rollback`).
 
-4. **Registering implementations** and **installing a surface** live in
-   their own modules: :mod:`chatml.registration` (``@implements``, the
-   registry) and :mod:`chatml.install` (``install``, capability builders);
-   the undo journal is :mod:`chatml.journal` (re-exported here).
+Registering implementations and installing a surface live in their own
+modules: :mod:`chatml.registration` (``@implements``, the registry) and
+:mod:`chatml.install` (``install``, capability builders); the undo journal is
+:mod:`chatml.journal` (its functions are re-exported here).
 
 This module imports nothing from the VM or the standard library (both import
 it). A host calling :func:`apply` outside any run needs a run boundary; the
