@@ -53,8 +53,9 @@ class McpConnection:
     """A client session to one server; every blocking method takes a deadline."""
 
     def __init__(self, target: Target, loop: LoopThread, *, call_timeout: float,
-                 on_list_changed: Callable[[], None]) -> None:
+                 on_list_changed: Callable[[], None], mode: str = "auto") -> None:
         self.target = target
+        self.mode = mode  # the SDK's protocol negotiation: "auto" or "legacy" (2025 handshake)
         self.loop = loop
         self.call_timeout = call_timeout
         self.on_list_changed = on_list_changed
@@ -103,7 +104,7 @@ class McpConnection:
 
     def _client_for_target(self) -> Client:
         options: dict[str, Any] = {"cache": None, "message_handler": self._on_message,
-                                   "read_timeout_seconds": self.call_timeout}
+                                   "read_timeout_seconds": self.call_timeout, "mode": self.mode}
         if isinstance(self.target, str):
             return Client(self.target, **options)
         from mcp.client.stdio import stdio_client

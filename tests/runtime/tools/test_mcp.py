@@ -7,17 +7,23 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from chatmd.frontend import load_prompt_text
 from chatmd.ir import McpTool
 from chatmd.request import compile_request
 from chatmd.request_context import ConversionContext
 from chatmd.tools.mcp import McpRemoteTool
 from runtime.builtin_tools import ToolEnv
 from runtime.mcp import CatalogueCache, McpTools, McpUnavailable, open_mcp_tools
+from runtime.mcp.connection import McpConnection
+from runtime.mcp.loop import LoopThread
+from runtime.mcp.servers import parse_server
+from runtime.tools import ToolBox
 from tests.runtime.tools.support import call, code_of, prompt_tools
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -43,13 +49,15 @@ def open_tools(declarations: str, env: ToolEnv, **options: object) -> McpTools:
 
 def wait_for_eviction(cache: CatalogueCache, uri: str) -> None:
     """The list_changed notification arrives asynchronously: poll a bounded number of times."""
-    import time
+    assert poll(lambda: cache.get(uri) is None), "not evicted after tools/list_changed"
 
-    for _ in range(500):
-        if cache.get(uri) is None:
-            return
+
+def poll(condition: Callable[[], bool]) -> bool:
+    for _ in range(1000):
+        if condition():
+            return True
         time.sleep(0.01)
-    raise AssertionError("the catalogue was not evicted after tools/list_changed")
+    return False
 
 
 def test_stdio_server_definitions_calls_and_errors(env: ToolEnv) -> None:
@@ -194,8 +202,6 @@ def test_streamable_http_server(env: ToolEnv, http_server: str) -> None:
 
 def test_mcp_tools_serve_as_the_request_catalogue(env: ToolEnv) -> None:
     declarations = f'<tool name="apply_patch"/>\n<tool mcp_server="{STDIO}" include="add,echo"/>'
-    from chatmd.frontend import load_prompt_text
-
     prompt = load_prompt_text(declarations + "\n<user>hi</user>\n", name="p.chatmd",
                               prompt_dir=str(env.prompt_dir))
     with open_tools(declarations, env) as tools:
@@ -204,3 +210,29 @@ def test_mcp_tools_serve_as_the_request_catalogue(env: ToolEnv) -> None:
         assert result.request is not None
         assert [d["name"] for d in result.request["tools"]] == ["apply_patch", "add", "echo"]
         assert result.request["tools"][1:] == tools.definitions
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_both_protocol_eras_report_list_changed(env: ToolEnv, mode: str) -> None:
+    changes: list[str] = []
+    loop = LoopThread()
+    connection = McpConnection(parse_server(STDIO, env.workspace), loop, call_timeout=60,
+                               on_list_changed=lambda: changes.append("changed"), mode=mode)
+    try:
+        connection.open(60)
+        assert connection.call_tool("grow", {"name": f"extra_{mode}"}).is_error is False
+        assert poll(lambda: bool(changes))
+        assert f"extra_{mode}" in [tool.name for tool in connection.list_tools()]
+    finally:
+        connection.close()
+        loop.stop()
+
+
+def test_parallel_calls_from_worker_threads(env: ToolEnv) -> None:
+    with open_tools(f'<tool mcp_server="{STDIO}" include="echo,add"/>', env) as tools:
+        box = ToolBox(tools.definitions, tools.runners)
+        try:
+            futures = [box.start("echo", f'{{"text": "call {n}"}}') for n in range(16)]
+            assert [f.result(timeout=120) for f in futures] == [f"call {n}" for n in range(16)]
+        finally:
+            box.close()
