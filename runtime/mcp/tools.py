@@ -173,7 +173,9 @@ class McpTools:
             return f"tool.invalid_arguments: the arguments of {name} are not valid JSON: {error}"
         if not isinstance(arguments, dict):
             return f"tool.invalid_arguments: the arguments of {name} must be a JSON object"
-        connection = self._connections[uri]
+        connection = self._connections.get(uri)
+        if connection is None:
+            return f"mcp.call_failed: the session with {display(uri)} is closed"
         try:
             if not self._offers(uri, connection, name):
                 return (f"mcp.tool_not_found: MCP server {display(uri)} no longer offers the "

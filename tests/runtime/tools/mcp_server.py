@@ -89,6 +89,12 @@ async def shrink(name: str, ctx: Context) -> str:
     return "shrunk"
 
 
+@server.tool()
+def die() -> str:
+    """End the server process at once (a crash)."""
+    os._exit(1)
+
+
 def serve_http() -> None:
     import uvicorn
 

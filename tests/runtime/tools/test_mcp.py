@@ -236,3 +236,25 @@ def test_parallel_calls_from_worker_threads(env: ToolEnv) -> None:
             assert [f.result(timeout=120) for f in futures] == [f"call {n}" for n in range(16)]
         finally:
             box.close()
+
+
+def test_a_crashed_server_makes_later_calls_fail_as_outputs(env: ToolEnv) -> None:
+    tools = open_tools(f'<tool mcp_server="{STDIO}" include="die,echo"/>', env)
+    try:
+        assert code_of(call(tools.runners["die"])) == "mcp.call_failed"
+        assert code_of(call(tools.runners["echo"], text="x")) == "mcp.call_failed"
+    finally:
+        tools.close()
+    assert code_of(call(tools.runners["echo"], text="x")) == "mcp.call_failed"  # closed
+
+
+def test_a_server_that_never_answers_times_out_at_start(env: ToolEnv, tmp_path: Path) -> None:
+    mute = tmp_path / "mute.py"
+    mute.write_text("import time\ntime.sleep(120)\n")
+    before = _children()
+    with pytest.raises(McpUnavailable) as raised:
+        open_tools('<tool mcp_server="stdio:' + shlex.join([sys.executable, str(mute)]) + '"/>',
+                   env, start_timeout=1)
+    assert raised.value.diagnostic.code == "mcp.unreachable"
+    assert "no answer within 1 s" in raised.value.diagnostic.message
+    assert _children() <= before
