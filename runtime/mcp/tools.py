@@ -121,7 +121,6 @@ class McpTools:
                                    on_list_changed=lambda: self.cache.evict(uri))
         try:
             connection.open(self.start_timeout)
-            self.cache.evict(uri)  # a fresh session: list its tools anew
         except Exception as error:
             diagnostic = self._unreachable(tool, uri, error, connection)
             connection.close()

@@ -258,3 +258,15 @@ def test_a_server_that_never_answers_times_out_at_start(env: ToolEnv, tmp_path: 
     assert raised.value.diagnostic.code == "mcp.unreachable"
     assert "no answer within 1 s" in raised.value.diagnostic.message
     assert _children() <= before
+
+
+def test_a_cached_catalogue_serves_a_new_session(env: ToolEnv) -> None:
+    cache = CatalogueCache()
+    with open_tools(f'<tool mcp_server="{STDIO}" name="echo"/>', env, cache=cache) as first:
+        catalogue = cache.get(STDIO)
+        assert catalogue is not None and call(first.runners["echo"], text="1") == "1"
+    # a second run (or a nested agent) reuses the catalogue without listing the tools again
+    with open_tools(f'<tool mcp_server="{STDIO}" name="echo"/>', env, cache=cache) as second:
+        assert cache.get(STDIO) is catalogue
+        assert call(second.runners["echo"], text="2") == "2"
+        assert cache.get(STDIO) is catalogue
