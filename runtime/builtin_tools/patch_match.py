@@ -32,19 +32,28 @@ _PASSES: tuple[Callable[[str], str], ...] = (
 )
 
 
-def _seek(lines: Sequence[str], pattern: Sequence[str], start: int, at_end: bool) -> int | None:
+def _seek(lines: list[str], pattern: Sequence[str], start: int, at_end: bool) -> int | None:
     """The index where ``pattern`` occurs in ``lines`` at or after ``start``, or None."""
     if not pattern:
         return start
     last = len(lines) - len(pattern)
-    if last < 0:
+    if last < start:
         return None
-    starts = ([last] if at_end and last >= start else []) + list(range(start, last + 1))
+    size = len(pattern)
     for normalise in _PASSES:
+        view = lines if normalise is _PASSES[0] else [normalise(line) for line in lines]
         wanted = [normalise(line) for line in pattern]
-        for index in starts:
-            if all(normalise(lines[index + k]) == wanted[k] for k in range(len(pattern))):
+        if at_end and view[last:] == wanted:
+            return last
+        index = start
+        while True:
+            try:
+                index = view.index(wanted[0], index, last + 1)
+            except ValueError:
+                break
+            if view[index:index + size] == wanted:
                 return index
+            index += 1
     return None
 
 

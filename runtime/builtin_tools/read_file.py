@@ -38,7 +38,7 @@ from runtime.tools import Runner
 
 TOOL = "read_file"
 ARGUMENTS = ("file", "path", "root", "offset", "line_count")
-_PIECE = 1 << 16
+_BLOCK = 1 << 20
 
 
 @attrs.frozen
@@ -95,29 +95,42 @@ def _target(request: Request, roots: list[ResolvedRoot], launch_dir: str) -> str
 
 
 def _skip_lines(handle: BinaryIO, count: int) -> int:
-    """Skip ``count`` lines (a last line without LF counts); the number skipped."""
+    """Skip ``count`` lines (a last line without LF counts); the number skipped.
+
+    Reads in blocks and counts line feeds, then leaves the file positioned just
+    after the ``count``-th line.
+    """
     skipped = 0
+    tail = b"\n"
     while skipped < count:
-        piece = handle.readline(_PIECE)
-        if not piece:
-            break
-        if piece.endswith(b"\n") or len(piece) < _PIECE:
-            skipped += 1
+        block_start = handle.tell()
+        block = handle.read(_BLOCK)
+        if not block:  # the end: a last line without a line feed counts
+            return skipped + (0 if tail == b"\n" else 1)
+        feeds = block.count(b"\n")
+        if skipped + feeds >= count:
+            position = -1
+            for _ in range(count - skipped):
+                position = block.index(b"\n", position + 1)
+            handle.seek(block_start + position + 1)
+            return count
+        skipped += feeds
+        tail = block[-1:]
     return skipped
 
 
 def _take_lines(handle: BinaryIO, count: int | None, limit: int) -> tuple[bytes, bool]:
     """Up to ``count`` lines (all when None) and at most ``limit`` bytes; (data, cut short)."""
-    out = bytearray()
-    taken = 0
-    while count is None or taken < count:
-        room = limit - len(out)
-        piece = handle.readline(room + 1)
-        if not piece:
-            break
-        if len(piece) > room:
-            out += piece[:room]
-            return bytes(out), True
-        out += piece  # a whole line: it ends with LF, or the file ends before `room` bytes
-        taken += 1
-    return bytes(out), False
+    data = handle.read(limit + 1)
+    if count is not None:
+        end = -1
+        for _ in range(count):
+            end = data.find(b"\n", end + 1)
+            if end < 0:
+                break
+        else:
+            if end < limit:
+                return data[:end + 1], False
+    if len(data) > limit:
+        return data[:limit], True
+    return data, False

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatmd.frontend import load_prompt_text
 from chatmd.request import compile_request
 from chatmd.request_context import ConversionContext
 from runtime.builtin_tools import ToolEnv
+from runtime.builtin_tools import read_file as read_file_module
 from runtime.builtin_tools.text_files import MAX_OUTPUT_BYTES
 from tests.runtime.tools.support import call, code_of, prompt_tools, runner_for
 
@@ -141,3 +146,25 @@ def test_a_last_line_without_line_break_counts_as_a_line(env: ToolEnv) -> None:
     past = call(run, root="src", file="short.txt", offset=3)
     assert code_of(past) == "read_file.offset_past_end" and "has 2 lines" in str(past)
     assert call(run, root="src", file="short.txt", line_count=1) == "a\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.binary(max_size=40).map(lambda b: bytes(c % 3 for c in b).replace(b"\x02", b"\n")),
+       offset=st.integers(0, 12), count=st.none() | st.integers(0, 12), limit=st.integers(0, 30),
+       block=st.integers(1, 8))
+def test_line_slicing_matches_a_plain_reference(data: bytes, offset: int, count: int | None,
+                                                limit: int, block: int) -> None:
+    lines = re.findall(rb"[^\n]*\n|[^\n]+$", data)
+    original = read_file_module._BLOCK
+    read_file_module._BLOCK = block  # exercise every block boundary
+    try:
+        handle = io.BytesIO(data)
+        skipped = read_file_module._skip_lines(handle, offset)
+        assert skipped == min(offset, len(lines))
+        if offset > len(lines):
+            return
+        taken, cut = read_file_module._take_lines(handle, count, limit)  # type: ignore[arg-type]
+    finally:
+        read_file_module._BLOCK = original
+    wanted = b"".join(lines[offset:] if count is None else lines[offset:offset + count])
+    assert (taken, cut) == (wanted[:limit], len(wanted) > limit)
