@@ -2,7 +2,10 @@
 
 * ``stdio:python3 server.py --flag`` — the command line is split like a POSIX
   shell would (``shlex``, no expansion) and run with the workspace as its
-  working directory; the SDK kills its process group when the session closes.
+  working directory and the host's whole environment (as a shell would run
+  it; the SDK alone would pass only ``HOME``, ``PATH`` and a few others, which
+  leaves servers without the tokens they are configured with); the SDK kills
+  its process group when the session closes.
 * ``http://...`` / ``https://...`` — the streamable HTTP transport.
 
 ``client_id_env`` / ``client_secret_env`` add ``client_id`` / ``client_secret``
@@ -12,7 +15,9 @@ query parameters to HTTP URLs (:func:`chatmd.tools.mcp.server_uri`); the
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,7 +30,7 @@ class BadServer(ValueError):
     """An ``mcp_server`` value that names no transport (the message says what was expected)."""
 
 
-def parse_server(uri: str, workspace: Path) -> Target:
+def parse_server(uri: str, workspace: Path, environ: Mapping[str, str] | None = None) -> Target:
     """The SDK target for ``uri`` (``stdio:`` parameters or the URL itself)."""
     if uri.startswith("stdio:"):
         try:
@@ -34,7 +39,9 @@ def parse_server(uri: str, workspace: Path) -> Target:
             raise BadServer(f"the stdio command line does not parse: {error}") from None
         if not words:
             raise BadServer("`stdio:` must be followed by a command line")
-        return StdioServerParameters(command=words[0], args=words[1:], cwd=str(workspace))
+        env = dict(os.environ if environ is None else environ)
+        return StdioServerParameters(command=words[0], args=words[1:], cwd=str(workspace),
+                                     env=env)
     parts = urlsplit(uri)
     if parts.scheme.lower() in ("http", "https") and parts.netloc:
         return uri

@@ -91,7 +91,7 @@ class McpTools:
     def add(self, tool: McpTool, env: ToolEnv, environ: Mapping[str, str] | None = None) -> None:
         """Connect to ``tool``'s server (once per URI) and add its selected tools."""
         uri = server_uri(tool.mcp_server, tool.client_id_env, tool.client_secret_env, environ)
-        connection = self._connect(tool, uri, env)
+        connection = self._connect(tool, uri, env, environ)
         catalogue = self.catalogue(uri, connection)
         selected, missing = select_tools(catalogue, tool.names)
         if missing:
@@ -106,12 +106,13 @@ class McpTools:
             self.definitions.append(remote_tool_definition(remote, strict=tool.strict))
             self.runners[remote.name] = self._runner(uri, remote.name)
 
-    def _connect(self, tool: McpTool, uri: str, env: ToolEnv) -> McpConnection:
+    def _connect(self, tool: McpTool, uri: str, env: ToolEnv,
+                 environ: Mapping[str, str] | None) -> McpConnection:
         known = self._connections.get(uri)
         if known is not None:
             return known
         try:
-            target = parse_server(uri, env.workspace)
+            target = parse_server(uri, env.workspace, environ)
         except BadServer as error:
             raise McpUnavailable(_diagnostic(tool, "mcp.invalid_server",
                                              f"mcp_server=\"{tool.mcp_server}\": {error}")) from None

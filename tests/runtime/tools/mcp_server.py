@@ -54,6 +54,12 @@ def where() -> str:
 
 
 @server.tool()
+def getenv(name: str) -> str:
+    """The value of the environment variable `name` ('' when unset)."""
+    return os.environ.get(name, "")
+
+
+@server.tool()
 def query(ctx: Context) -> str:
     """The query string of the HTTP request (empty over stdio)."""
     url = getattr(ctx.request_context.request, "url", None)

@@ -270,3 +270,9 @@ def test_a_cached_catalogue_serves_a_new_session(env: ToolEnv) -> None:
         assert cache.get(STDIO) is catalogue
         assert call(second.runners["echo"], text="2") == "2"
         assert cache.get(STDIO) is catalogue
+
+
+def test_stdio_servers_get_the_host_environment(env: ToolEnv) -> None:
+    environ = {**os.environ, "MCP_TEST_TOKEN": "tok-123"}
+    with open_tools(f'<tool mcp_server="{STDIO}" name="getenv"/>', env, environ=environ) as tools:
+        assert call(tools.runners["getenv"], name="MCP_TEST_TOKEN") == "tok-123"
