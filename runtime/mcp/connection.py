@@ -88,6 +88,8 @@ class McpConnection:
                 self._client = client
                 if self._modern_list_changed(client):
                     group.start_soon(self._listen, client)
+                if ready.done():  # open() gave up waiting (its deadline passed)
+                    return
                 ready.set_result(None)
                 assert self._stop is not None
                 await self._stop.wait()
