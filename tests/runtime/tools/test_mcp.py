@@ -83,8 +83,9 @@ def test_stdio_server_definitions_calls_and_errors(env: ToolEnv) -> None:
 
 
 def test_stdio_server_process_ends_with_close(env: ToolEnv) -> None:
+    before = _children()
     tools = open_tools(f'<tool mcp_server="{STDIO}" name="where"/>', env)
-    server_pids = _children()
+    server_pids = _children() - before
     assert server_pids
     tools.close()
     assert not (_children() & server_pids)
