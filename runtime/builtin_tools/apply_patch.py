@@ -38,13 +38,17 @@ TOOL = "apply_patch"
 
 @attrs.frozen
 class Change:
-    """One file's planned change: ``new`` None deletes it, ``old`` None means it was absent."""
+    """One file's planned change: ``new`` None deletes it, ``old`` None means it was absent.
+
+    ``link`` is set when a symbolic link itself is deleted: its target, to restore it.
+    """
 
     real: str
     shown: str
     new: bytes | None
     old: bytes | None
     mode: int | None = None
+    link: str | None = None
 
 
 def apply_patch_runner(workspace: str) -> Runner:
@@ -76,7 +80,9 @@ class _Planner:
         self.touched: set[str] = set()
 
     def target(self, path: str) -> str:
-        real = confine_to_workspace(path, self.workspace, TOOL)
+        return self.register(confine_to_workspace(path, self.workspace, TOOL), path)
+
+    def register(self, real: str, path: str) -> str:
         if real in self.touched:
             raise ToolFailure(f"{TOOL}.duplicate_path", f"the patch changes {path} twice",
                               hint="put every change to one file in one section")
@@ -104,6 +110,15 @@ class _Planner:
         text = "".join(line + "\n" for line in operation.lines)
         return Change(real, operation.path, text.encode("utf-8"), None)
 
+    def symlink(self, path: str) -> str | None:
+        """Where the symbolic link ``path`` itself lives (its folder confined), if it is one."""
+        name = os.path.basename(path.rstrip("/"))
+        if name in ("", ".", "..") or path.endswith("/"):
+            return None
+        folder = confine_to_workspace(os.path.dirname(path) or ".", self.workspace, TOOL)
+        location = os.path.join(folder, name)
+        return location if os.path.islink(location) else None
+
     def new_file(self, path: str) -> str:
         real = self.target(path)
         if os.path.lexists(real):
@@ -118,6 +133,9 @@ class _Planner:
         return real
 
     def delete(self, path: str) -> Change:
+        link = self.symlink(path)
+        if link is not None:  # delete the link itself, not what it points to
+            return Change(self.register(link, path), path, None, None, link=os.readlink(link))
         real = self.target(path)
         with open_regular(real, path, TOOL) as handle:
             old = handle.read(MAX_EDIT_BYTES + 1)
@@ -172,7 +190,9 @@ def commit(changes: list[Change]) -> None:
 def _restore(done: list[tuple[Change, list[str]]]) -> None:
     for change, created in reversed(done):
         with contextlib.suppress(OSError):
-            if change.old is None:
+            if change.link is not None:
+                os.symlink(change.link, change.real)
+            elif change.old is None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(change.real)
                 for folder in created:

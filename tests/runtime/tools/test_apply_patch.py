@@ -213,3 +213,28 @@ def test_any_patch_text_parses_or_fails_with_a_code(lines: list[str]) -> None:
         assert failure.code == "apply_patch.invalid_patch"
     else:
         assert operations
+
+
+def test_deleting_a_symlink_removes_the_link_not_its_target(env: ToolEnv, run: Runner) -> None:
+    ws = env.workspace
+    (ws / "alias.txt").symlink_to(ws / "old.txt")
+    (ws / "escape").symlink_to(ws.parent / "outside.txt")
+    output = run("*** Begin Patch\n*** Delete File: alias.txt\n*** Delete File: escape\n"
+                 "*** End Patch")
+    assert str(output).startswith("Success.")
+    assert not os.path.lexists(ws / "alias.txt") and not os.path.lexists(ws / "escape")
+    assert (ws / "old.txt").read_text() == "obsolete\n"
+    assert (ws.parent / "outside.txt").read_text() == "outside\n"
+
+
+def test_a_failed_delete_restores_a_deleted_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "target.txt"
+    target.write_text("t\n")
+    (tmp_path / "link").symlink_to(target)
+    changes = [Change(str(tmp_path / "link"), "link", None, None, link=str(target)),
+               Change(str(tmp_path / "vanished.txt"), "vanished.txt", None, b"v\n", 0o644)]
+    with pytest.raises(ToolFailure) as failure:
+        commit(changes)  # the link goes first, then deleting the vanished file fails
+    assert "vanished.txt" in failure.value.message
+    assert os.readlink(tmp_path / "link") == str(target)
+    assert (tmp_path / "vanished.txt").read_text() == "v\n"  # restored from the plan
