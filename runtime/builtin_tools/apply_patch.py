@@ -155,8 +155,11 @@ class _Planner:
                 confine_to_workspace(operation.move_to, self.workspace, TOOL) == real:
             return [Change(real, operation.path, new, old, mode)]
         destination = self.new_file(operation.move_to)
-        return [Change(destination, operation.move_to, new, None, mode),
-                Change(real, operation.path, None, old, mode)]
+        link = self.symlink(operation.path)
+        source = Change(real, operation.path, None, old, mode) if link is None else \
+            Change(self.register(link, operation.path), operation.path, None, None,
+                   link=os.readlink(link))  # moving a link: the link goes, its target stays
+        return [Change(destination, operation.move_to, new, None, mode), source]
 
 
 def _missing_folders(path: str) -> list[str]:

@@ -238,3 +238,14 @@ def test_a_failed_delete_restores_a_deleted_symlink(tmp_path: Path) -> None:
     assert "vanished.txt" in failure.value.message
     assert os.readlink(tmp_path / "link") == str(target)
     assert (tmp_path / "vanished.txt").read_text() == "v\n"  # restored from the plan
+
+
+def test_moving_a_symlinked_file_moves_the_link_name(env: ToolEnv, run: Runner) -> None:
+    ws = env.workspace
+    (ws / "alias.txt").symlink_to(ws / "old.txt")
+    output = run("*** Begin Patch\n*** Update File: alias.txt\n*** Move to: moved.txt\n@@\n"
+                 "-obsolete\n+moved\n*** End Patch")
+    assert str(output).startswith("Success.")
+    assert not os.path.lexists(ws / "alias.txt")
+    assert (ws / "moved.txt").read_text() == "moved\n" and not (ws / "moved.txt").is_symlink()
+    assert (ws / "old.txt").read_text() == "obsolete\n"
