@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runtime.builtin_tools import ToolEnv, builtin_runner
+from runtime.builtin_tools.failures import ToolFailure, guarded
 from runtime.builtin_tools.import_image import MAX_IMAGE_BYTES
 from tests.runtime.tools.support import call, code_of, prompt_tools, runner_for
 
@@ -120,3 +121,15 @@ def test_unimplemented_builtins_raise_key_error(env: ToolEnv) -> None:
 def test_webpage_is_disabled_without_network(env: ToolEnv) -> None:
     output = call(runner_for('<tool name="webpage_to_markdown"/>', env), url="http://x.test/")
     assert code_of(output) == "webpage_to_markdown.network_disabled"
+
+
+def test_unexpected_exceptions_become_coded_outputs() -> None:
+    def broken(_payload: str) -> str:
+        raise RuntimeError("bug")
+
+    def failing_os(_payload: str) -> str:
+        raise FileNotFoundError(2, "No such file or directory", "/x")
+
+    assert guarded(broken)("{}") == "tool.internal_error: RuntimeError: bug"
+    assert guarded(failing_os)("{}") == "tool.os_error: No such file or directory (/x)"
+    assert ToolFailure("a.b", "msg", "do this").render() == "a.b: msg\nhint: do this"
