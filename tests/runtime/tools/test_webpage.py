@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from chatmd.request_context import HttpFetcher
 from runtime.builtin_tools import ToolEnv
 from runtime.builtin_tools.text_files import MAX_OUTPUT_BYTES
-from runtime.builtin_tools.webpage import github_raw_url, line_range
+from runtime.builtin_tools.webpage import github_raw_url, line_range, webpage_runner
 from runtime.tools import Runner
 from tests.runtime.tools.support import call, code_of, runner_for
 
@@ -102,3 +103,24 @@ def test_github_blob_urls_are_fetched_raw() -> None:
     assert line_range("L7") == (7, 7)
     assert line_range("L9-L3") is None
     assert line_range("readme") is None
+
+
+def test_a_github_blob_is_fetched_raw_and_sliced(base_url: str) -> None:
+    seen: list[str] = []
+
+    class ToLoopback:
+        """Sends raw.githubusercontent.com requests to the loopback server (no real network)."""
+
+        def fetch(self, url: str) -> bytes:
+            seen.append(url)
+            path = url.removeprefix("https://raw.githubusercontent.com/o/r/main")
+            return HttpFetcher().fetch(base_url + path)
+
+    run = webpage_runner(True, ToLoopback())
+    output = call(run, url="https://github.com/o/r/blob/main/file.py#L3-L4")
+    assert output == "line 3\nline 4\n"
+    assert seen == ["https://raw.githubusercontent.com/o/r/main/file.py"]
+    # raw content is never converted, even when it looks like HTML
+    PAGES["/tpl.html"] = ("text/html", b"<html><body><p>x</p></body></html>\n")
+    assert call(run, url="https://github.com/o/r/blob/main/tpl.html") == \
+        "<html><body><p>x</p></body></html>\n"
