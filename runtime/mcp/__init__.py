@@ -4,7 +4,11 @@
 * :mod:`runtime.mcp.connection` -- one client session (stdio or streamable HTTP);
 * :mod:`runtime.mcp.loop` -- the event-loop thread the synchronous runners call into;
 * :mod:`runtime.mcp.catalogue` -- the 5-minute, 32-server catalogue cache;
-* :mod:`runtime.mcp.servers` -- ``mcp_server`` values; :mod:`runtime.mcp.results` -- outputs.
+* :mod:`runtime.mcp.servers` -- ``mcp_server`` values; :mod:`runtime.mcp.results` -- outputs;
+* :mod:`runtime.mcp.errors` -- root causes of failures.
+
+Importing this package is cheap: the SDK (about a second to import) is loaded when
+the first server is started.
 """
 
 from __future__ import annotations

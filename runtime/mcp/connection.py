@@ -25,6 +25,7 @@ from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from chatmd.tools.mcp import McpRemoteTool
+from runtime.mcp.errors import describe
 from runtime.mcp.loop import LoopThread
 from runtime.mcp.servers import Target
 
@@ -34,19 +35,6 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 _STDERR_TAIL = 2000
 _LIST_PAGES = 100
-
-
-def root_cause(error: BaseException) -> BaseException:
-    """The first leaf of nested exception groups (what actually went wrong)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
-
-
-def describe(error: BaseException) -> str:
-    cause = root_cause(error)
-    text = str(cause).strip()
-    return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
 
 
 class McpConnection:

@@ -19,11 +19,13 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
-from mcp.client.stdio import StdioServerParameters
+if TYPE_CHECKING:  # the SDK is imported only when a server is actually started
+    from mcp.client.stdio import StdioServerParameters
 
-Target = StdioServerParameters | str
+Target: TypeAlias = "StdioServerParameters | str"
 
 
 class BadServer(ValueError):
@@ -39,6 +41,8 @@ def parse_server(uri: str, workspace: Path, environ: Mapping[str, str] | None = 
             raise BadServer(f"the stdio command line does not parse: {error}") from None
         if not words:
             raise BadServer("`stdio:` must be followed by a command line")
+        from mcp.client.stdio import StdioServerParameters
+
         env = dict(os.environ if environ is None else environ)
         return StdioServerParameters(command=words[0], args=words[1:], cwd=str(workspace),
                                      env=env)

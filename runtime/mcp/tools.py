@@ -23,10 +23,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
+from typing import TYPE_CHECKING, Any
 
 from chatmd.ir import McpTool
 from chatmd.ir_diagnostics import diagnostic_at
@@ -35,11 +32,13 @@ from chatmd.tools.mcp import McpUnavailable as CatalogueUnavailable
 from common.diagnostics import Diagnostic, Severity
 from runtime.builtin_tools import ToolEnv
 from runtime.mcp.catalogue import SHARED_CACHE, CatalogueCache
-from runtime.mcp.connection import McpConnection, describe, root_cause
-from runtime.mcp.loop import LoopThread
-from runtime.mcp.results import tool_output
+from runtime.mcp.errors import describe, root_cause
 from runtime.mcp.servers import BadServer, display, parse_server
 from runtime.tools import Runner, ToolOutput
+
+if TYPE_CHECKING:  # the SDK (about a second to import) loads when a server is started
+    from runtime.mcp.connection import McpConnection
+    from runtime.mcp.loop import LoopThread
 
 PHASE = "tools"
 START_TIMEOUT = 30.0
@@ -61,6 +60,9 @@ def _diagnostic(tool: McpTool, code: str, message: str, *, hint: str | None = No
 
 
 def _timed_out(error: BaseException) -> bool:
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import REQUEST_TIMEOUT
+
     cause = root_cause(error)
     return isinstance(cause, TimeoutError) or \
         (isinstance(cause, MCPError) and cause.code == REQUEST_TIMEOUT)
@@ -116,6 +118,9 @@ class McpTools:
         except BadServer as error:
             raise McpUnavailable(_diagnostic(tool, "mcp.invalid_server",
                                              f"mcp_server=\"{tool.mcp_server}\": {error}")) from None
+        from runtime.mcp.connection import McpConnection
+        from runtime.mcp.loop import LoopThread
+
         if self._loop is None:
             self._loop = LoopThread()
         connection = McpConnection(target, self._loop, call_timeout=self.call_timeout,
@@ -180,6 +185,8 @@ class McpTools:
             if not self._offers(uri, connection, name):
                 return (f"mcp.tool_not_found: MCP server {display(uri)} no longer offers the "
                         f"tool \"{name}\"")
+            from runtime.mcp.results import tool_output
+
             return tool_output(connection.call_tool(name, arguments))
         except Exception as error:
             if _timed_out(error):
