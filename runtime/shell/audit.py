@@ -1,0 +1,137 @@
+"""The shell audit log (shell spec §8.13): JSONL, one atomic append per record, hash-chained.
+
+:class:`AuditLog` writes each record with a single ``write`` on a file opened
+``O_APPEND`` (and fsyncs it), under a thread lock and an ``flock`` so that
+concurrent writers never interleave. Chained sinks add
+``previous_event_sha256`` and ``event_sha256`` (SHA-256 of the canonical
+record without ``event_sha256``); the sequence continues from the last record
+of an existing file. :func:`verify` walks a file and reports the first broken
+link. Records pass through the runtime's :class:`~runtime.shell.secrets.Redactor`
+before they are written, so secret values never reach the file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_VERSION = "ochat-shell-audit-v1"
+GENESIS = "0" * 64
+
+
+def _canonical(record: Mapping[str, Any]) -> bytes:
+    return json.dumps(record, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+def event_digest(record: Mapping[str, Any]) -> str:
+    body = {key: value for key, value in record.items() if key != "event_sha256"}
+    return hashlib.sha256(_canonical(body)).hexdigest()
+
+
+def _last_record(path: str) -> Mapping[str, Any] | None:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            block = min(size, 1 << 16)
+            handle.seek(size - block)
+            tail = handle.read()
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+class AuditWriteError(Exception):
+    pass
+
+
+class AuditLog:
+    """One audit sink: ``jsonl``/``session`` (file, chained) or ``stderr`` (unchained)."""
+
+    def __init__(self, path: str | None, *, chained: bool = True,
+                 redact: Callable[[str], str] = lambda s: s) -> None:
+        self.path = path
+        self.chained = chained and path is not None
+        self.redact = redact
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record (redacted, sequenced, chained); raises AuditWriteError."""
+        with self._lock:
+            try:
+                if self.path is None:
+                    sys.stderr.write(self._line(record, None).decode("utf-8"))
+                    return
+                os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    line = self._line(record, _last_record(self.path))
+                    os.write(fd, line)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as error:
+                raise AuditWriteError(f"audit write failed: {error.strerror}") from None
+
+    def _line(self, record: dict[str, Any], last: Mapping[str, Any] | None) -> bytes:
+        body = json.loads(self.redact(json.dumps(record, ensure_ascii=False)))
+        sequence = int(last.get("sequence", 0)) + 1 if last else 1
+        body = {"schema_version": SCHEMA_VERSION, "sequence": sequence,
+                "timestamp": time.time(), **body}
+        if self.chained:
+            previous = str(last.get("event_sha256", GENESIS)) if last else GENESIS
+            body["previous_event_sha256"] = previous
+            body["event_sha256"] = event_digest(body)
+        return _canonical(body) + b"\n"
+
+
+@dataclass(frozen=True)
+class Verification:
+    records: int
+    broken_line: int | None
+    problem: str
+
+
+def verify(path: str) -> Verification:
+    """Walk a chained audit file; ``broken_line`` is the first line whose link breaks."""
+    previous = GENESIS
+    sequence = 0
+    count = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                return Verification(count, number, "the line is not JSON")
+            if not isinstance(record, dict):
+                return Verification(count, number, "the line is not a JSON object")
+            if record.get("previous_event_sha256") != previous:
+                return Verification(count, number, "previous_event_sha256 does not match the "
+                                    "previous record")
+            if record.get("event_sha256") != event_digest(record):
+                return Verification(count, number, "event_sha256 does not match the record")
+            if record.get("sequence") != sequence + 1:
+                return Verification(count, number, "the sequence number is not consecutive")
+            previous = str(record["event_sha256"])
+            sequence += 1
+            count += 1
+    return Verification(count, None, "")

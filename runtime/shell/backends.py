@@ -1,0 +1,165 @@
+"""Execution backends and OS resource limits (shell spec §8.10).
+
+* :class:`DirectBackend` (``direct-unsafe``): the target argv as is.
+* :class:`BubblewrapBackend` (``linux-bubblewrap``): ``bwrap`` with every
+  namespace unshared (network shared only when the runtime grants it), the
+  system folders and read roots bound read-only, write roots read-write, a
+  private ``/tmp``; the ``bwrap`` executable is fingerprinted at
+  instantiation and re-verified before each spawn like the target.
+
+:func:`select_backend` applies the sandbox mode: ``required`` takes the first
+available confining backend and never falls back to direct; ``preferred``
+falls back to direct; ``direct_unsafe`` takes a direct one.
+:func:`resource_limits` maps ``cpu_time``/``memory``/``file_size``/``open_files``
+to ``setrlimit`` values applied in the child before ``exec``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.shell.errors import InstantiationError, ShellError
+from runtime.shell.resolve import Executable, fingerprint
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
+BWRAP_HINT = ("install the bubblewrap package (Debian/Ubuntu: apt-get install bubblewrap; "
+              "Fedora: dnf install bubblewrap), or declare a runtime that allows direct "
+              "execution (sandbox=\"preferred\" with a <direct/> backend)")
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What a confining backend needs to know of a command."""
+
+    cwd: str
+    read_roots: tuple[str, ...]
+    write_roots: tuple[str, ...]
+    network: bool
+
+
+class Backend:
+    name = "backend"
+    confining = False
+    wrapper: Executable | None = None
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> tuple[str, ...]:
+        raise NotImplementedError
+
+
+class DirectBackend(Backend):
+    name = "direct-unsafe"
+
+    def __init__(self, backend_id: str | None) -> None:
+        self.id = backend_id
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> tuple[str, ...]:
+        return tuple(argv)
+
+
+class BubblewrapBackend(Backend):
+    name = "linux-bubblewrap"
+    confining = True
+
+    def __init__(self, backend_id: str | None, wrapper: Executable, options: Mapping[str, Any]
+                 ) -> None:
+        self.id = backend_id
+        self.wrapper = wrapper
+        self.options = options
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> tuple[str, ...]:
+        assert self.wrapper is not None
+        args = [self.wrapper.canonical, "--die-with-parent", "--new-session", "--unshare-all"]
+        if confinement.network:
+            args.append("--share-net")
+        if self.options.get("proc", True):
+            args += ["--proc", "/proc"]
+        args += ["--dev", "/dev"]
+        if self.options.get("private_tmp", True):
+            args += ["--tmpfs", "/tmp"]
+        for folder in SYSTEM_DIRS:
+            if os.path.islink(folder):
+                args += ["--symlink", os.readlink(folder), folder]
+            elif os.path.isdir(folder):
+                args += ["--ro-bind", folder, folder]
+        for root in confinement.read_roots:
+            if os.path.exists(root) and root not in confinement.write_roots:
+                args += ["--ro-bind", root, root]
+        for root in confinement.write_roots:
+            if os.path.exists(root):
+                args += ["--bind", root, root]
+        args += ["--chdir", confinement.cwd, "--", *argv]
+        return tuple(args)
+
+
+def instantiate_backends(section: Mapping[str, Any], platform: str,
+                         resolve_path: Any) -> list[Backend]:
+    """The platform-matching declared backends that are available on this host."""
+    available: list[Backend] = []
+    for record in section.get("backends") or ():
+        if record.get("when") not in ("any", platform):
+            continue
+        kind = record.get("kind")
+        if kind == "direct":
+            available.append(DirectBackend(record.get("id")))
+        elif kind == "bubblewrap":
+            declared = record.get("executable")
+            path = resolve_path(declared) if declared else shutil.which("bwrap")
+            if not path:
+                continue
+            try:
+                wrapper = Executable("bwrap", path, True, fingerprint(path, "bwrap"))
+            except ShellError:
+                continue
+            available.append(BubblewrapBackend(record.get("id"), wrapper,
+                                               dict(record.get("options") or ())))
+    return available
+
+
+def check_available(backends: Sequence[Backend], sandbox: str, accept_declared: bool,
+                    runtime_id: str) -> None:
+    """Instantiation-time check: some backend can serve the sandbox mode."""
+    try:
+        select_backend(backends, sandbox, accept_declared)
+    except ShellError as error:
+        code = "sandbox_unavailable" if sandbox == "required" else "shell.backend_unavailable"
+        raise InstantiationError(code, f"runtime {runtime_id}: {error.message}",
+                                 BWRAP_HINT) from None
+
+
+def select_backend(backends: Sequence[Backend], sandbox: str,
+                   accept_declared: bool = False) -> Backend:
+    confining = [b for b in backends if b.confining]
+    direct = [b for b in backends if isinstance(b, DirectBackend)]
+    if sandbox == "required":
+        if confining:
+            return confining[0]
+        raise ShellError("sandbox_unavailable",
+                         "sandbox=\"required\" but no confining backend (bwrap) is available")
+    if sandbox == "preferred":
+        if confining or direct:
+            return (confining or direct)[0]
+        raise ShellError("sandbox_unavailable", "no backend is available")
+    if direct:
+        return direct[0]
+    raise ShellError("sandbox_unavailable", "sandbox=\"direct_unsafe\" but no direct backend "
+                     "is available")
+
+
+def resource_limits(limits: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+    """``setrlimit`` pairs for the OS resource limits that are set."""
+    pairs: list[tuple[int, int]] = []
+    if limits.get("cpu_time") is not None:
+        pairs.append((resource.RLIMIT_CPU, max(1, math.ceil(float(limits["cpu_time"])))))
+    if limits.get("memory") is not None:
+        pairs.append((resource.RLIMIT_AS, int(limits["memory"])))
+    if limits.get("file_size") is not None:
+        pairs.append((resource.RLIMIT_FSIZE, int(limits["file_size"])))
+    if limits.get("open_files") is not None:
+        pairs.append((resource.RLIMIT_NOFILE, int(limits["open_files"])))
+    return tuple(pairs)
