@@ -16,16 +16,21 @@ from chatmd.shell.reporting import Where, where_of
 from chatmd.shell.sections import RESOURCE_LIMITS
 from chatmd.shell.validate import runtime_hooks
 
-#: The features this implementation advertises (spec §11, "essential"): the
-#: fixed, structured and chain tool modes and the direct backend. Bubblewrap,
-#: seatbelt, external backends, raw/script modes, OS resource limits, literal
-#: secrets, ChatML and executable hooks and model reviewers are not executed
-#: yet, so declarations that need them fail closed.
+#: The features this implementation advertises: everything the executor in
+#: ``runtime.shell`` runs -- every tool mode, the direct and bubblewrap backends,
+#: OS resource limits (setrlimit in the child) and literal secrets. Seatbelt,
+#: external backends, ChatML and executable hooks and model reviewers are not
+#: executed, so declarations that need them fail closed.
 SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.tool.fixed.v1",
     "shell.tool.structured.v1",
     "shell.tool.chain.v1",
+    "shell.tool.raw.v1",
+    "shell.tool.script.v1",
     "shell.backend.direct.v1",
+    "shell.backend.bubblewrap.v1",
+    "shell.resource_limits.v1",
+    "shell.secret.literal.v1",
 })
 
 #: Every feature id the spec defines.

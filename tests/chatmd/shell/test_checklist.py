@@ -472,7 +472,7 @@ def test_item_63_used_scripts_enter_the_manifest() -> None:
 def test_item_64_raw_tools_fail_closed_without_their_feature() -> None:
     text = (f'<shell_access id="r">{OPEN}</shell_access>'
             '<tool name="x" type="shell" mode="raw" runtime="r" executable="/bin/sh"/>')
-    found = diagnostics_of(text, features=SUPPORTED_FEATURES)
+    found = diagnostics_of(text, features=SUPPORTED_FEATURES - {"shell.tool.raw.v1"})
     assert [(d.code, d.path) for d in found] == [("shell.unsupported_feature",
                                                   ("features", "shell.tool.raw.v1"))]
     assert not compile_runtimes([], [], features=SUPPORTED_FEATURES).diagnostics
