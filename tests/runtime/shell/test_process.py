@@ -8,7 +8,14 @@ import time
 from pathlib import Path
 
 from runtime.shell.executor import ShellSession
-from tests.runtime.shell.support import call, chain_tool, error, open_prompt, runtime, structured_tool
+from tests.runtime.shell.support import (
+    call,
+    chain_tool,
+    error,
+    open_prompt,
+    runtime,
+    structured_tool,
+)
 
 
 def session_with(tmp_path: Path, limits: str = '<limits wall_time="1s" idle_time="1s"/>',
