@@ -18,9 +18,9 @@ from chatmd.shell.validate import runtime_hooks
 
 #: The features this implementation advertises: everything the executor in
 #: ``runtime.shell`` runs -- every tool mode, the direct and bubblewrap backends,
-#: OS resource limits (setrlimit in the child) and literal secrets. Seatbelt,
-#: external backends, ChatML and executable hooks and model reviewers are not
-#: executed, so declarations that need them fail closed.
+#: OS resource limits (setrlimit in the child), literal secrets and the six
+#: ChatML hook kinds. Seatbelt, external backends, executable hooks and model
+#: reviewers are not executed, so declarations that need them fail closed.
 SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.tool.fixed.v1",
     "shell.tool.structured.v1",
@@ -31,6 +31,12 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.backend.bubblewrap.v1",
     "shell.resource_limits.v1",
     "shell.secret.literal.v1",
+    "shell.chatml.matcher.v1",
+    "shell.chatml.reviewer.v1",
+    "shell.chatml.before_interceptor.v1",
+    "shell.chatml.after_interceptor.v1",
+    "shell.chatml.effect_analyzer.v1",
+    "shell.chatml.audit_filter.v1",
 })
 
 #: Every feature id the spec defines.

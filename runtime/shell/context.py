@@ -34,8 +34,10 @@ class CallContext:
     request: Request
     request_id: str
     deadline: float
-    origin: str = "model"
+    origin: str = "tool"
     started: bool = field(default=False)
+    stdin_kind: str = "empty"
+    """Of the command being prepared: ``supplied``, ``pipeline`` or ``empty``."""
 
     @property
     def runtime(self) -> RuntimeInstance:
@@ -63,6 +65,12 @@ class CallContext:
             record["command"] = list(argv)
         record.update(_plain(extra))
         try:
+            hooks = self.session.hooks
+            if hooks is not None:
+                filtered = hooks.filter_audit(self, record)
+                if filtered is None:
+                    return
+                record = filtered
             log.write(record)
         except AuditWriteError as error:
             failure = self.runtime.audit_failure

@@ -59,7 +59,7 @@ class ShellSession:
         self.session_id = session_id or uuid.uuid4().hex
         self.moderator_runtime = moderator_runtime
 
-    def call(self, tool_name: str, payload: str, *, origin: str = "model") -> CallOutcome:
+    def call(self, tool_name: str, payload: str, *, origin: str = "tool") -> CallOutcome:
         """Run one call of ``tool_name`` with the JSON ``payload``; never raises ShellError."""
         tool = self.tools.get(tool_name)
         if tool is None:
@@ -104,7 +104,8 @@ def build_request(tool: ToolInstance, inputs: Mapping[str, Any]) -> Request:
             argv = [pin.path, *fixed, *arguments]
         return Request("script_file", single(argv), (), stdin, rationale, pin.sha256)
     arguments = check_arguments(inputs, tool.mode.get("arguments") or {})
-    return Request("argv", single([*_fixed_argv(tool), *arguments]), (), stdin, rationale)
+    argv = [*_fixed_argv(tool), *arguments]
+    return Request("structured", single(argv), (), stdin, rationale)
 
 
 def _fixed_argv(tool: ToolInstance) -> list[str]:
@@ -159,7 +160,11 @@ def run_request(ctx: CallContext) -> RequestResult:
     for index, pipeline in enumerate(request.pipelines):
         if index > 0 and _skipped(request.operators[index - 1], status):
             continue
-        plans = [prepare_command(ctx, argv) for argv in pipeline]
+        plans = []
+        for stage, argv in enumerate(pipeline):
+            ctx.stdin_kind = "pipeline" if stage else (
+                "supplied" if index == 0 and request.stdin else "empty")
+            plans.append(prepare_command(ctx, argv))
         outcome = _spawn(ctx, plans, request.stdin if index == 0 else b"")
         status = pipeline_status(outcome.statuses, runtime.pipefail)
         stdout, stdout_cut = outcome.stdout, outcome.stdout_truncated

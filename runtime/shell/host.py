@@ -126,6 +126,13 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
             if runtime.audit is not None:
                 runtime.audit.redact = runtime.redactor
     durable = grants_path or default_grant_path(session)
+    hooks = None
+    if payload.get("extension_scripts"):
+        from runtime.shell.hooks import ShellHooks
+
+        sources = {script.id: script.source.text for script in loaded.scripts}
+        hooks = ShellHooks.compile(payload["extension_scripts"], sources)
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
+                        hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),
                         runtimes=runtimes)

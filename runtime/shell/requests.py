@@ -31,7 +31,7 @@ class Request:
     """What one tool call asks for."""
 
     kind: str
-    """``argv``, ``chain``, ``raw_shell`` or ``script_file``."""
+    """``structured`` (fixed, structured and chain tools), ``raw_shell`` or ``script_file``."""
     pipelines: tuple[tuple[tuple[str, ...], ...], ...]
     operators: tuple[str, ...]
     stdin: bytes
@@ -146,7 +146,7 @@ def chain_request(inputs: Mapping[str, Any], stdin: bytes, rationale: str | None
         raise ShellError("shell.tool_chain_parse",
                          f"{error.message} at byte offset {error.offset}") from None
     pipelines = tuple(tuple(check_argv(words) for words in p.commands) for p in chain.pipelines)
-    return Request("chain", pipelines, chain.operators, stdin, rationale)
+    return Request("structured", pipelines, chain.operators, stdin, rationale)
 
 
 def structured_request(inputs: Mapping[str, Any], stdin: bytes,
@@ -156,7 +156,7 @@ def structured_request(inputs: Mapping[str, Any], stdin: bytes,
     if "arguments" not in inputs:
         raise ShellError("shell.tool_arguments_required", "arguments are required")
     argv = [str(inputs["program"]), *inputs["arguments"]]
-    return Request("argv", single(argv), (), stdin, rationale)
+    return Request("structured", single(argv), (), stdin, rationale)
 
 
 def raw_request(inputs: Mapping[str, Any], executable: str, before: Sequence[str],

@@ -10,8 +10,8 @@ is a denial; a scoped approval is stored before the command runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from runtime.shell.approvals import (
     ApprovalAnswer,
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 _ANSWER_NAMES = {"approve": "approve_once", "deny": "deny", "rewrite": "rewrite"}
 
 
-def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest) -> ApprovalAnswer:
+def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest,
+                   event: Callable[[], dict[str, Any]]) -> ApprovalAnswer:
     runtime = ctx.runtime
     host = ctx.session.reviewer
     if not runtime.has_reviewers_section:
@@ -44,7 +45,7 @@ def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest) -> ApprovalAnswer:
                          "the command needs approval and no reviewer is available")
     for reviewer in runtime.reviewers:
         try:
-            answer = _one_reviewer(ctx, reviewer, shown)
+            answer = _one_reviewer(ctx, reviewer, shown, event)
         except ShellError as error:
             if reviewer.get("failure") in ("keep", "no_match"):
                 continue
@@ -57,8 +58,8 @@ def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest) -> ApprovalAnswer:
     raise ShellError("denied", "all configured reviewers deferred")
 
 
-def _one_reviewer(ctx: CallContext, reviewer: Mapping[str, object],
-                  shown: ApprovalRequest) -> ApprovalAnswer:
+def _one_reviewer(ctx: CallContext, reviewer: Mapping[str, Any], shown: ApprovalRequest,
+                  event: Callable[[], dict[str, Any]]) -> ApprovalAnswer:
     kind = reviewer.get("kind")
     if kind == "ui":
         if ctx.session.reviewer is None:
@@ -67,7 +68,7 @@ def _one_reviewer(ctx: CallContext, reviewer: Mapping[str, object],
     hooks = ctx.session.hooks
     if hooks is None:
         raise ShellError("permission_required", f"reviewers of kind {kind} are not available")
-    return hooks.review(ctx, reviewer, shown)
+    return hooks.review(ctx, reviewer, event())
 
 
 def request_approval(ctx: CallContext, argv: tuple[str, ...], exe: Executable,
@@ -91,7 +92,11 @@ def request_approval(ctx: CallContext, argv: tuple[str, ...], exe: Executable,
         decision.reason, runtime.redactor(request.rationale) if request.rationale else None,
         scopes, identity.command_hash, tuple(labels),
         request.script_preview)
-    answer = _ask_reviewers(ctx, shown)
+    hooks = ctx.session.hooks
+
+    def event() -> dict[str, Any]:
+        return hooks.context_event(ctx, "shell_reviewer", argv, exe, effects, decision)
+    answer = _ask_reviewers(ctx, shown, event)
     ctx.audit("approval_answered", argv=argv, effects=labels,
               approval_answer="approve_scoped" if answer.decision == "approve"
               and answer.scope != "once" else _ANSWER_NAMES.get(answer.decision))
