@@ -65,9 +65,19 @@ class ShellSession:
         if tool is None:
             return CallOutcome(error_text("shell.tool_unknown", f"no shell tool {tool_name}"),
                                "shell.tool_unknown")
+        try:
+            inputs = decode_input(payload)
+        except ShellError as error:
+            return CallOutcome(error_text(error.code, tool.runtime.redactor(error.message)),
+                               error.code)
+        return self.run_tool(tool, inputs, origin=origin)
+
+    def run_tool(self, tool: ToolInstance, inputs: Mapping[str, Any], *,
+                 origin: str = "tool") -> CallOutcome:
+        """Run decoded ``inputs`` through ``tool`` (also used for moderator ``Process.run``)."""
         redact = tool.runtime.redactor
         try:
-            request = build_request(tool, decode_input(payload))
+            request = build_request(tool, inputs)
             ctx = CallContext(self, tool, request, uuid.uuid4().hex,
                               time.monotonic() + float(tool.runtime.limits["wall_time"]),
                               origin)
