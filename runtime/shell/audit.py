@@ -70,28 +70,78 @@ class AuditLog:
         self.chained = chained and path is not None
         self.redact = redact
         self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._tail: tuple[tuple[int, int, int], Mapping[str, Any]] | None = None
+        """(device, inode, size) of the file after our last append, and that record."""
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append one record (redacted, sequenced, chained); raises AuditWriteError."""
+    def write(self, record: dict[str, Any], *, sync: bool = False) -> None:
+        """Append one record (redacted, sequenced, chained) with one ``write``;
+        ``sync`` also fsyncs the file. Raises AuditWriteError."""
         with self._lock:
             try:
                 if self.path is None:
                     sys.stderr.write(self._line(record, None).decode("utf-8"))
                     return
-                os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                fd = self._descriptor()
+                fcntl.flock(fd, fcntl.LOCK_EX)
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                    line = self._line(record, _last_record(self.path))
-                    os.write(fd, line)
-                    os.fsync(fd)
+                    self._append(fd, record, sync)
                 finally:
-                    os.close(fd)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
             except OSError as error:
                 raise AuditWriteError(f"audit write failed: {error.strerror}") from None
 
+    def _descriptor(self) -> int:
+        """The open append descriptor, reopened when the path now names another file."""
+        assert self.path is not None
+        if self._fd is not None:
+            try:
+                current = os.stat(self.path)
+                mine = os.fstat(self._fd)
+                if (current.st_dev, current.st_ino) == (mine.st_dev, mine.st_ino):
+                    return self._fd
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                           0o600)
+        return self._fd
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
+
+    def _append(self, fd: int, record: dict[str, Any], sync: bool) -> None:
+        """Under the file lock: chain onto the last record (cached while nobody else wrote)."""
+        assert self.path is not None
+        st = os.fstat(fd)
+        identity = (st.st_dev, st.st_ino, st.st_size)
+        if self._tail is not None and self._tail[0] == identity:
+            last: Mapping[str, Any] | None = self._tail[1]
+        else:
+            last = _last_record(self.path)
+        line = self._line(record, last)
+        written = os.write(fd, line)
+        if written != len(line):
+            raise OSError(5, "short write to the audit file")
+        if sync:
+            os.fsync(fd)
+        self._tail = ((st.st_dev, st.st_ino, st.st_size + written), json.loads(line))
+
     def _line(self, record: dict[str, Any], last: Mapping[str, Any] | None) -> bytes:
-        body = json.loads(self.redact(json.dumps(record, ensure_ascii=False)))
+        if getattr(self.redact, "secrets", True):
+            body = json.loads(self.redact(json.dumps(record, ensure_ascii=False)))
+        else:
+            body = dict(record)
         sequence = int(last.get("sequence", 0)) + 1 if last else 1
         body = {"schema_version": SCHEMA_VERSION, "sequence": sequence,
                 "timestamp": time.time(), **body}

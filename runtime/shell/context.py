@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from runtime.shell.executor import ShellSession
 
 
+#: Events after which a request's records are flushed to disk (``failure="deny_start"``).
+_FINAL_EVENTS = frozenset({"started", "finished", "terminated", "rejected"})
+
+
 def argv_sha256(argv: Sequence[str]) -> str:
     return hashlib.sha256("\0".join(argv).encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -46,6 +50,12 @@ class CallContext:
     def check_deadline(self) -> None:
         if time.monotonic() >= self.deadline:
             raise ShellError("timed_out", "the request exceeded its wall_time limit")
+
+    def _durable(self, event: str) -> bool:
+        """fsync policy: every record with ``failure="terminate"``, the records that open and
+        close a process with ``deny_start``, none with ``continue`` (appends stay atomic)."""
+        failure = self.runtime.audit_failure
+        return failure == "terminate" or (failure == "deny_start" and event in _FINAL_EVENTS)
 
     def audit(self, event: str, *, argv: Sequence[str] = (), plan_id: str | None = None,
               effects: Sequence[str] = (), **extra: Any) -> None:
@@ -71,7 +81,7 @@ class CallContext:
                 if filtered is None:
                     return
                 record = filtered
-            log.write(record)
+            log.write(record, sync=self._durable(event))
         except AuditWriteError as error:
             failure = self.runtime.audit_failure
             if failure == "terminate" or (failure == "deny_start" and not self.started):

@@ -165,6 +165,7 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
     for process, capture in zip(processes, stderrs, strict=True):
         assert process.stderr is not None
         selector.register(process.stderr, selectors.EVENT_READ, capture)
+    exits = _watch_exits(selector, processes)
     pending = memoryview(stdin)
     first = processes[0].stdin
     if first is not None:
@@ -182,6 +183,10 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
                 if key.data is None:
                     pending = _feed(selector, key.fileobj, pending)
                     continue
+                if isinstance(key.data, _Exit):
+                    key.data.process.poll()
+                    selector.unregister(key.fileobj)
+                    continue
                 chunk = os.read(key.fd, _READ)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -196,6 +201,8 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
             termination = _wait(processes, budget, activity)
     finally:
         selector.close()
+        for fd in exits:
+            os.close(fd)
     if termination is not None:
         for process in processes:
             _kill_group(process)
@@ -208,6 +215,27 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
         statuses, bytes(stdout.data), stdout.truncated,
         tuple((bytes(c.data), c.truncated) for c in stderrs), termination,
         (("stdout", stdout.seen),) + tuple(("stderr", c.seen) for c in stderrs))
+
+
+@dataclass(frozen=True)
+class _Exit:
+    process: subprocess.Popen[bytes]
+
+
+def _watch_exits(selector: selectors.BaseSelector,
+                 processes: Sequence[subprocess.Popen[bytes]]) -> list[int]:
+    """Register a pidfd per stage (Linux): its exit wakes the selector, no polling."""
+    if not hasattr(os, "pidfd_open"):
+        return []
+    fds: list[int] = []
+    for process in processes:
+        try:
+            fd = os.pidfd_open(process.pid)
+        except OSError:
+            continue
+        fds.append(fd)
+        selector.register(fd, selectors.EVENT_READ, _Exit(process))
+    return fds
 
 
 def _timeout(budget: Budget, activity: float) -> tuple[float, str | None]:
