@@ -73,13 +73,16 @@ class ShellSession:
         return self.run_tool(tool, inputs, origin=origin)
 
     def run_tool(self, tool: ToolInstance, inputs: Mapping[str, Any], *,
-                 origin: str = "tool") -> CallOutcome:
-        """Run decoded ``inputs`` through ``tool`` (also used for moderator ``Process.run``)."""
+                 origin: str = "tool", wall_time: float | None = None) -> CallOutcome:
+        """Run decoded ``inputs`` through ``tool`` (also used for moderator ``Process.run``
+        and executable hooks); ``wall_time`` may only shorten the runtime's limit."""
         redact = tool.runtime.redactor
+        limit = float(tool.runtime.limits["wall_time"])
+        if wall_time is not None:
+            limit = min(limit, wall_time)
         try:
             request = build_request(tool, inputs)
-            ctx = CallContext(self, tool, request, uuid.uuid4().hex,
-                              time.monotonic() + float(tool.runtime.limits["wall_time"]),
+            ctx = CallContext(self, tool, request, uuid.uuid4().hex, time.monotonic() + limit,
                               origin)
             result = run_request(ctx)
         except ShellError as error:

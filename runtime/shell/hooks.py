@@ -19,10 +19,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chatml.values import Variant
 from runtime.shell.approvals import ApprovalAnswer
 from runtime.shell.chatml_bridge import ChatMLHook, HookError, compile_hook, option
 from runtime.shell.effects import Effect
 from runtime.shell.errors import InstantiationError, ShellError
+from runtime.shell.exec_hooks import ExecutableHook
 from runtime.shell.output import finalise
 from runtime.shell.policy import Decision, MatchContext, compile_matcher
 from runtime.shell.resolve import Executable
@@ -50,14 +52,18 @@ def effect_from_string(text: str) -> Effect:
 class ShellHooks:
     """The compiled ChatML hooks of a manifest and their states for one session."""
 
-    def __init__(self, scripts: Mapping[str, ChatMLHook]) -> None:
+    def __init__(self, scripts: Mapping[str, ChatMLHook],
+                 executables: Mapping[tuple[str, str], ExecutableHook] | None = None) -> None:
         self.scripts = dict(scripts)
+        self.executables = dict(executables or {})
         self._states: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def compile(cls, extension_scripts: Sequence[Mapping[str, Any]],
-                sources: Mapping[str, str]) -> ShellHooks:
+                sources: Mapping[str, str],
+                executables: Mapping[tuple[str, str], ExecutableHook] | None = None
+                ) -> ShellHooks:
         """Compile every referenced script once; InstantiationError(shell.chatml_compile)."""
         compiled: dict[str, ChatMLHook] = {}
         for entry in extension_scripts:
@@ -73,7 +79,7 @@ class ShellHooks:
                                                    entry.get("limits") or {})
             except HookError as error:
                 raise InstantiationError("shell.chatml_compile", str(error)) from None
-        return cls(compiled)
+        return cls(compiled, executables)
 
     # ----------------------------------------------------------------- calling
 
@@ -94,6 +100,17 @@ class ShellHooks:
             with self._lock:
                 self._states[key] = new_state
         return action.name, action.args
+
+    def _invoke(self, ctx: CallContext, key: str, entry: Mapping[str, Any],
+                event: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+        """One hook call, ChatML or executable, as a ChatML-style (action, args)."""
+        if entry.get("script"):
+            return self._call(ctx, str(entry["script"]), entry.get("lifecycle"), event)
+        hook = self.executables.get((ctx.runtime.id, key))
+        if hook is None:
+            raise HookError(f"hook {key} is not instantiated")
+        data = hook.call(ctx.session, ctx.request_id, plain(event))
+        return _from_executable(hook.kind, data)
 
     # ----------------------------------------------------------------- events
 
@@ -152,12 +169,9 @@ class ShellHooks:
     def analyze(self, ctx: CallContext, argv: Sequence[str], exe: Executable,
                 effects: list[Effect]) -> list[Effect]:
         for analyzer in ctx.runtime.record["effect_analysis"].get("analyzers") or ():
-            if analyzer.get("kind", "chatml") != "chatml":
-                continue
             event = self.context_event(ctx, "shell_effect", argv, exe, effects)
             try:
-                name, args = self._call(ctx, str(analyzer["script"]), analyzer.get("lifecycle"),
-                                        event)
+                name, args = self._invoke(ctx, f"analyzer:{analyzer['id']}", analyzer, event)
                 effects = _apply_effect(effects, name, args, bool(analyzer.get("replace")))
             except HookError as error:
                 if analyzer.get("failure") not in ("keep", "no_match"):
@@ -168,7 +182,7 @@ class ShellHooks:
 
     def _interceptors(self, runtime: RuntimeInstance, phase: str) -> list[Mapping[str, Any]]:
         return [i for i in runtime.record["interceptors"].get("interceptors") or ()
-                if i.get("phase") == phase and i.get("script")]
+                if i.get("phase") == phase]
 
     def before(self, ctx: CallContext, argv: Sequence[str], exe: Executable,
                effects: Sequence[Effect], decision: Decision) -> tuple[Any, ...] | None:
@@ -184,8 +198,7 @@ class ShellHooks:
             ident = str(interceptor["id"])
             event = self.context_event(ctx, "shell_before", argv, exe, effects, decision)
             try:
-                name, args = self._call(ctx, str(interceptor["script"]),
-                                        interceptor.get("lifecycle"), event)
+                name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
             except HookError as error:
                 if interceptor.get("failure") in ("keep", "no_match"):
                     continue
@@ -216,8 +229,7 @@ class ShellHooks:
                      "stderr_truncated": result.stderr_truncated,
                      "intercepted_by": option(last.intercepted_by), "untrusted_output": True}
             try:
-                name, args = self._call(ctx, str(interceptor["script"]),
-                                        interceptor.get("lifecycle"), event)
+                name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
             except HookError as error:
                 if interceptor.get("failure") in ("keep", "no_match"):
                     continue
@@ -237,12 +249,12 @@ class ShellHooks:
 
     def review(self, ctx: CallContext, reviewer: Mapping[str, Any],
                context: Mapping[str, Any]) -> ApprovalAnswer:
-        if reviewer.get("kind") != "chatml":
+        if reviewer.get("kind") not in ("chatml", "executable"):
             raise ShellError("permission_required",
                              f"reviewers of kind {reviewer.get('kind')} are not available")
+        entry = reviewer if reviewer.get("kind") == "chatml" else {"hook": reviewer.get("hook")}
         try:
-            name, args = self._call(ctx, str(reviewer["script"]), reviewer.get("lifecycle"),
-                                    context)
+            name, args = self._invoke(ctx, f"reviewer:{reviewer['id']}", entry, context)
         except HookError as error:
             raise ShellError("denied", str(error)) from None
         if name == "approve":
@@ -266,7 +278,7 @@ class ShellHooks:
 
         audit = ctx.runtime.record["audit"]
         spec = audit.get("filter")
-        if not spec or not spec.get("script"):
+        if not spec:
             return record
         fields = sorted((k, v if isinstance(v, str) else json.dumps(v, sort_keys=True))
                         for k, v in record.items() if v is not None)
@@ -277,7 +289,7 @@ class ShellHooks:
                  "event": str(record.get("event")),
                  "fields": [{"name": k, "value": ctx.runtime.redactor(v)} for k, v in fields]}
         try:
-            name, args = self._call(ctx, str(spec["script"]), spec.get("lifecycle"), event)
+            name, args = self._invoke(ctx, "audit_filter", spec, event)
             return _apply_audit(record, name, args)
         except (HookError, ValueError) as error:
             raise AuditWriteError(f"audit filter failed: {error}") from None
@@ -303,6 +315,8 @@ def _apply_effect(effects: list[Effect], name: str, args: tuple[Any, ...],
         return [effect_from_string(str(s)) for s in args[0]]
     if name == "add":
         return [*effects, effect_from_string(str(args[0]))]
+    if name == "add_many":
+        return [*effects, *(effect_from_string(str(s)) for s in args[0])]
     if name == "read_path":
         return [*effects, Effect("read_path", str(args[0]))]
     if name == "write_path":
@@ -330,3 +344,62 @@ def _apply_audit(record: dict[str, Any], name: str, args: tuple[Any, ...]) -> di
         if not isinstance(value, str):
             raise ValueError(f"audit replacement field must be a string: {key}")
     return {**record, **replacement}
+
+
+def plain(value: Any) -> Any:
+    """An event as JSON data: ``None``/``Some`` variants become null or their value."""
+    if isinstance(value, Variant):
+        return plain(value.args[0]) if value.tag == "Some" and value.args else None
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def _argv(data: Mapping[str, Any]) -> list[str]:
+    program, arguments = data.get("program"), data.get("arguments")
+    if not isinstance(program, str) or not isinstance(arguments, list) or not all(
+            isinstance(a, str) for a in arguments):
+        raise HookError("rewrite needs a string program and an array of string arguments")
+    return [program, *arguments]
+
+
+def _text(data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise HookError(f"{name} must be a string")
+    return value
+
+
+def _from_executable(kind: str, data: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """An executable hook's action in the ChatML action vocabulary."""
+    name = str(data.get("decision") if kind == "reviewer" else data.get("action"))
+    if name == "rewrite":
+        return "rewrite", (_argv(data),)
+    if name in ("reject", "deny"):
+        return ("reject_disclosure" if kind == "after_interceptor" else name,
+                (_text(data, "reason"),))
+    if name == "respond":
+        return "respond", (_text(data, "stdout"), _text(data, "stderr"))
+    if name == "replace_result":
+        return "replace", (_text(data, "stdout"), _text(data, "stderr"))
+    if name == "continue":
+        return ("keep" if kind == "after_interceptor" else "continue"), ()
+    if name == "approve_once":
+        return "approve", ()
+    if name == "approve_scope":
+        return "approve_for", (_text(data, "scope"),)
+    if name in ("add_effects", "replace_effects"):
+        effects = data.get("effects")
+        if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
+            raise HookError("effects must be an array of strings")
+        return ("add_many" if name == "add_effects" else "replace"), (effects,)
+    if name == "drop_field":
+        return "drop_field", (_text(data, "field"),)
+    if name == "replace_fields":
+        fields = data.get("fields")
+        if not isinstance(fields, dict):
+            raise HookError("fields must be an object")
+        return "replace", (json.dumps(fields),)
+    return name, ()

@@ -89,6 +89,24 @@ def _literals(compiled: CompiledShell, runtime_id: str) -> list[str]:
     return [str(s.value) for s in secrets.sources if s.kind == "literal" and s.value]
 
 
+def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
+           prompt: Prompt) -> Any:
+    """The session's hooks (None when no runtime has any): ChatML scripts compiled once,
+    executable hooks pinned through their worker runtimes."""
+    from runtime.shell.exec_hooks import pin_hook, runtime_hooks
+
+    executables = {(runtime.id, key): pin_hook(key.split(":")[-1], kind, record, runtime,
+                                                runtimes)
+                   for runtime in runtimes.values()
+                   for key, kind, record in runtime_hooks(runtime)}
+    if not payload.get("extension_scripts") and not executables:
+        return None
+    from runtime.shell.hooks import ShellHooks
+
+    sources = {script.id: script.source.text for script in prompt.scripts}
+    return ShellHooks.compile(payload.get("extension_scripts") or (), sources, executables)
+
+
 def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                approvals: str = "ask", ask: AskCallback | None = None,
                audit_path: Path | None = None, session_dir: Path | None = None,
@@ -126,12 +144,7 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
             if runtime.audit is not None:
                 runtime.audit.redact = runtime.redactor
     durable = grants_path or default_grant_path(session)
-    hooks = None
-    if payload.get("extension_scripts"):
-        from runtime.shell.hooks import ShellHooks
-
-        sources = {script.id: script.source.text for script in loaded.scripts}
-        hooks = ShellHooks.compile(payload["extension_scripts"], sources)
+    hooks = _hooks(payload, runtimes, loaded)
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
                         hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),

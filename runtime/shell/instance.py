@@ -87,6 +87,8 @@ class ToolInstance:
     secret_values: Mapping[str, str | None] = field(default_factory=dict)
     script: ScriptPin | None = None
     raw_executable: str | None = None
+    pinned_sha256: str | None = None
+    """A hook tool's pinned executable digest (checked like a script's, spec §8.3 step 2)."""
 
     @property
     def mode_name(self) -> str:

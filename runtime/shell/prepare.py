@@ -105,7 +105,8 @@ def prepare_command(ctx: CallContext, argv: tuple[str, ...]) -> Plan:
     for _attempt in range(MAX_REWRITES + 1):
         exe = runtime.resolver.resolve(argv[0])
         pin = ctx.tool.script
-        if pin is not None and exe.sha256 != pin.launched_sha256:
+        pinned = pin.launched_sha256 if pin is not None else ctx.tool.pinned_sha256
+        if pinned is not None and exe.sha256 != pinned:
             raise ShellError("executable_changed",
                              f"{exe.canonical} does not match the pinned executable")
         effects = _effects(ctx, argv, exe)
