@@ -65,8 +65,11 @@ class AuditLog:
     """One audit sink: ``jsonl``/``session`` (file, chained) or ``stderr`` (unchained)."""
 
     def __init__(self, path: str | None, *, chained: bool = True,
-                 redact: Callable[[str], str] = lambda s: s) -> None:
+                 redact: Callable[[str], str] = lambda s: s, rotate_bytes: int | None = None,
+                 keep: int = 5) -> None:
         self.path = path
+        self.rotate_bytes = rotate_bytes
+        self.keep = keep
         self.chained = chained and path is not None
         self.redact = redact
         self._lock = threading.Lock()
@@ -109,6 +112,24 @@ class AuditLog:
                            0o600)
         return self._fd
 
+    def _rotate(self) -> int:
+        """``path`` -> ``path.1`` -> ... -> ``path.KEEP`` (dropped); a fresh ``path``, locked.
+
+        The chain continues into the new file: its first record links to the
+        last record of the rotated one."""
+        assert self.path is not None
+        for index in range(self.keep - 1, 0, -1):
+            older = f"{self.path}.{index}"
+            if os.path.exists(older):
+                os.replace(older, f"{self.path}.{index + 1}")
+        os.replace(self.path, f"{self.path}.1")
+        old = self._fd
+        fd = self._descriptor()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if old is not None and old != fd:
+            fcntl.flock(old, fcntl.LOCK_UN)
+        return fd
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
@@ -130,6 +151,10 @@ class AuditLog:
         else:
             last = _last_record(self.path)
         line = self._line(record, last)
+        if self.rotate_bytes is not None and st.st_size and (
+                st.st_size + len(line) > self.rotate_bytes):
+            fd = self._rotate()
+            st = os.fstat(fd)
         written = os.write(fd, line)
         if written != len(line):
             raise OSError(5, "short write to the audit file")
@@ -159,9 +184,33 @@ class Verification:
     problem: str
 
 
-def verify(path: str) -> Verification:
-    """Walk a chained audit file; ``broken_line`` is the first line whose link breaks."""
-    previous = GENESIS
+def _predecessor(path: str) -> str:
+    """The file rotated out just before ``path``: ``x.jsonl`` -> ``x.jsonl.1`` -> ``x.jsonl.2``."""
+    base, _, suffix = path.rpartition(".")
+    if suffix.isdigit() and base:
+        return f"{base}.{int(suffix) + 1}"
+    return f"{path}.1"
+
+
+def _chain_start(path: str, first: Mapping[str, Any], continuation: bool) -> str:
+    """The hash the first record must link to: the genesis, or the last record of the
+    rotated predecessor file (or, with ``continuation``, whatever the record says)."""
+    sequence = first.get("sequence")
+    if sequence == 1 or not isinstance(sequence, int):
+        return GENESIS
+    last = _last_record(_predecessor(path))
+    if last is not None and last.get("sequence") == sequence - 1:
+        return str(last.get("event_sha256"))
+    return str(first.get("previous_event_sha256")) if continuation else GENESIS
+
+
+def verify(path: str, *, continuation: bool = False) -> Verification:
+    """Walk a chained audit file; ``broken_line`` is the first line whose link breaks.
+
+    A file that does not start at sequence 1 must link to its rotated
+    predecessor (``PATH.1``, ``PATH.2``...); ``continuation`` accepts its first
+    link as written (the predecessor was rotated away)."""
+    previous: str | None = None
     sequence = 0
     count = 0
     with open(path, "rb") as handle:
@@ -174,6 +223,10 @@ def verify(path: str) -> Verification:
                 return Verification(count, number, "the line is not JSON")
             if not isinstance(record, dict):
                 return Verification(count, number, "the line is not a JSON object")
+            if previous is None:
+                previous = _chain_start(path, record, continuation)
+                if previous != GENESIS:
+                    sequence = int(record["sequence"]) - 1
             if record.get("previous_event_sha256") != previous:
                 return Verification(count, number, "previous_event_sha256 does not match the "
                                     "previous record")

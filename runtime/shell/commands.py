@@ -71,7 +71,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from runtime.shell.audit import verify
 
     try:
-        report = verify(args.file)
+        report = verify(args.file, continuation=args.continuation)
     except OSError as error:
         sys.stderr.write(f"chatmdc: cannot read {args.file}: {error.strerror}\n")
         return EXIT_USAGE
@@ -103,4 +103,7 @@ def add_exec_commands(actions: argparse._SubParsersAction) -> None:  # type: ign
     check = audit_actions.add_parser("verify", help="verify an audit file's hash chain and "
                                      "report the first broken link")
     check.add_argument("file", metavar="FILE")
+    check.add_argument("--continuation", action="store_true",
+                       help="accept a file whose first record continues a chain from a rotated "
+                       "file that is no longer available")
     check.set_defaults(run=run_verify)

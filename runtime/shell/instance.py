@@ -29,6 +29,8 @@ from runtime.shell.resolve import Alias, Executable, Resolver, fingerprint
 from runtime.shell.secrets import Redactor, load_secrets
 
 _POSITIVE_LIMITS = ("max_stdin", "stdout", "stderr", "total_output")
+#: The session audit sink rotates at 10 MiB, keeping 5 files (spec §8.13).
+SESSION_AUDIT_ROTATE = 10 * 1024 * 1024
 
 
 @dataclass
@@ -130,7 +132,7 @@ def _audit(record: Mapping[str, Any], dirs: HostDirs, source_dir: str | None,
         return AuditLog(resolve_path_expr(record["path"], dirs, source_dir), redact=redactor)
     if kind == "session":
         path = session_audit or os.path.join(dirs.session_dir, ".chatmd", "shell-audit.jsonl")
-        return AuditLog(path, redact=redactor)
+        return AuditLog(path, redact=redactor, rotate_bytes=SESSION_AUDIT_ROTATE, keep=5)
     if kind == "stderr":
         return AuditLog(None, chained=False, redact=redactor)
     return None

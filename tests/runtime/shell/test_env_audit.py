@@ -125,3 +125,39 @@ def test_audit_failure_deny_start(tmp_path: Path) -> None:
     body = '<audit format="jsonl" path="blocked" failure="deny_start"/>'
     session = open_prompt(tmp_path, runtime(body) + structured_tool())
     assert error(call(session, "run", program="echo", arguments=[]))[0] == "audit_unavailable"
+
+
+def test_rotation_keeps_the_chain_across_files(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    log = AuditLog(str(path), rotate_bytes=600, keep=2)
+    for index in range(12):
+        log.write({"event": "output", "bytes": index})
+    rotated = [tmp_path / "s.jsonl.1", tmp_path / "s.jsonl.2"]
+    assert all(p.exists() for p in rotated) and not (tmp_path / "s.jsonl.3").exists()
+    current = [json.loads(line) for line in path.read_text().splitlines()]
+    previous = [json.loads(line) for line in rotated[0].read_text().splitlines()]
+    assert current[0]["previous_event_sha256"] == previous[-1]["event_sha256"]
+    assert current[-1]["sequence"] == 12
+    assert verify(str(path)).broken_line is None
+    assert verify(str(rotated[0])).broken_line is None
+    # the oldest kept file's predecessor was dropped
+    assert verify(str(rotated[1])).broken_line == 1
+    assert verify(str(rotated[1]), continuation=True).broken_line is None
+
+
+def test_session_audit_goes_to_the_host_path(tmp_path: Path) -> None:
+    text = runtime('<audit format="session"/>') + structured_tool()
+    session = open_prompt(tmp_path, text, audit_path=tmp_path / "session-audit.jsonl")
+    call(session, "run", program="echo", arguments=["x"])
+    assert verify(str(tmp_path / "session-audit.jsonl")).records >= 4
+
+
+def test_deleting_the_first_record_is_detected(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(str(path))
+    for index in range(3):
+        log.write({"event": "output", "bytes": index})
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[1:]) + "\n")
+    assert verify(str(path)).broken_line == 1
+    assert verify(str(path), continuation=True).broken_line is None
