@@ -19,9 +19,9 @@ from chatmd.shell.validate import runtime_hooks
 #: The features this implementation advertises: everything the executor in
 #: ``runtime.shell`` runs -- every tool mode, the direct and bubblewrap backends,
 #: OS resource limits (setrlimit in the child), literal secrets, the six
-#: ChatML hook kinds and executable hooks (run through their worker runtimes).
-#: Seatbelt, external backends and model reviewers are not executed, so
-#: declarations that need them fail closed.
+#: ChatML hook kinds, executable hooks (run through their worker runtimes) and
+#: model reviewers (through the host's model recipes). Seatbelt and external
+#: backends are not executed, so declarations that need them fail closed.
 SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.tool.fixed.v1",
     "shell.tool.structured.v1",
@@ -39,6 +39,7 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.chatml.effect_analyzer.v1",
     "shell.chatml.audit_filter.v1",
     "shell.executable_hooks.v1",
+    "shell.model_reviewer.v1",
 })
 
 #: Every feature id the spec defines.

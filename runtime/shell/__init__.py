@@ -18,7 +18,7 @@ Names are imported on first use so that importing the package is cheap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,19 +30,21 @@ if TYPE_CHECKING:
 
 def shell_runners(prompt: Prompt, *, workspace: Path, approvals: str,
                   ask: Callable[[ApprovalRequest], bool | ApprovalAnswer] | None = None,
-                  audit_path: Path | None = None) -> dict[str, Runner]:
+                  audit_path: Path | None = None,
+                  model_recipes: Mapping[str, Any] | None = None) -> dict[str, Runner]:
     """One runner per shell tool of ``prompt`` (payload: the call's JSON arguments text).
 
     A runner returns what the model receives: the rendered result, or the
     JSON error object of a refused or failed call (it never raises for
-    anything the model can cause). Raises
+    anything the model can cause). ``model_recipes`` serve model reviewers.
+    Raises
     :class:`~runtime.shell.errors.InstantiationError` when the prompt's
     shell layer cannot be instantiated: then no shell tool is published.
     """
     from runtime.shell.host import open_shell
 
     session = open_shell(prompt, workspace=workspace, approvals=approvals, ask=ask,
-                         audit_path=audit_path)
+                         audit_path=audit_path, model_recipes=model_recipes)
     return {name: _runner(session, name) for name in session.tools}
 
 

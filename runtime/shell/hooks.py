@@ -53,17 +53,19 @@ class ShellHooks:
     """The compiled ChatML hooks of a manifest and their states for one session."""
 
     def __init__(self, scripts: Mapping[str, ChatMLHook],
-                 executables: Mapping[tuple[str, str], ExecutableHook] | None = None) -> None:
+                 executables: Mapping[tuple[str, str], ExecutableHook] | None = None,
+                 model_recipes: Mapping[str, Any] | None = None) -> None:
         self.scripts = dict(scripts)
         self.executables = dict(executables or {})
+        self.model_recipes = dict(model_recipes or {})
         self._states: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def compile(cls, extension_scripts: Sequence[Mapping[str, Any]],
                 sources: Mapping[str, str],
-                executables: Mapping[tuple[str, str], ExecutableHook] | None = None
-                ) -> ShellHooks:
+                executables: Mapping[tuple[str, str], ExecutableHook] | None = None,
+                model_recipes: Mapping[str, Any] | None = None) -> ShellHooks:
         """Compile every referenced script once; InstantiationError(shell.chatml_compile)."""
         compiled: dict[str, ChatMLHook] = {}
         for entry in extension_scripts:
@@ -79,7 +81,7 @@ class ShellHooks:
                                                    entry.get("limits") or {})
             except HookError as error:
                 raise InstantiationError("shell.chatml_compile", str(error)) from None
-        return cls(compiled, executables)
+        return cls(compiled, executables, model_recipes)
 
     # ----------------------------------------------------------------- calling
 
@@ -249,6 +251,8 @@ class ShellHooks:
 
     def review(self, ctx: CallContext, reviewer: Mapping[str, Any],
                context: Mapping[str, Any]) -> ApprovalAnswer:
+        if reviewer.get("kind") == "model":
+            return self._model_review(reviewer, context)
         if reviewer.get("kind") not in ("chatml", "executable"):
             raise ShellError("permission_required",
                              f"reviewers of kind {reviewer.get('kind')} are not available")
@@ -270,6 +274,20 @@ class ShellHooks:
                 raise ShellError("denied", "rewritten argv cannot be empty")
             return ApprovalAnswer("rewrite", argv=tuple(args[0]))
         return ApprovalAnswer("defer")
+
+    def _model_review(self, reviewer: Mapping[str, Any],
+                      context: Mapping[str, Any]) -> ApprovalAnswer:
+        from runtime.shell.model_review import ask_model
+
+        recipe = self.model_recipes.get(str(reviewer.get("agent")))
+        if recipe is None:
+            raise ShellError("permission_required",
+                             f"no model recipe {reviewer.get('agent')} for reviewer "
+                             f"{reviewer.get('id')}")
+        try:
+            return ask_model(recipe, reviewer.get("model"), plain(context))
+        except HookError as error:
+            raise ShellError("denied", str(error)) from None
 
     # ----------------------------------------------------------------- audit filter
 

@@ -90,7 +90,7 @@ def _literals(compiled: CompiledShell, runtime_id: str) -> list[str]:
 
 
 def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
-           prompt: Prompt) -> Any:
+           prompt: Prompt, model_recipes: Mapping[str, Any]) -> Any:
     """The session's hooks (None when no runtime has any): ChatML scripts compiled once,
     executable hooks pinned through their worker runtimes."""
     from runtime.shell.exec_hooks import pin_hook, runtime_hooks
@@ -99,20 +99,28 @@ def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
                                                 runtimes)
                    for runtime in runtimes.values()
                    for key, kind, record in runtime_hooks(runtime)}
-    if not payload.get("extension_scripts") and not executables:
+    models = any(r.get("kind") == "model" for runtime in runtimes.values()
+                 for r in runtime.reviewers)
+    if not payload.get("extension_scripts") and not executables and not models:
         return None
     from runtime.shell.hooks import ShellHooks
 
     sources = {script.id: script.source.text for script in prompt.scripts}
-    return ShellHooks.compile(payload.get("extension_scripts") or (), sources, executables)
+    return ShellHooks.compile(payload.get("extension_scripts") or (), sources, executables,
+                              model_recipes)
 
 
 def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                approvals: str = "ask", ask: AskCallback | None = None,
                audit_path: Path | None = None, session_dir: Path | None = None,
                environ: Mapping[str, str] | None = None,
-               grants_path: Path | None = None) -> ShellSession:
-    """Instantiate the prompt's shell tools (all or nothing)."""
+               grants_path: Path | None = None,
+               model_recipes: Mapping[str, Any] | None = None) -> ShellSession:
+    """Instantiate the prompt's shell tools (all or nothing).
+
+    ``model_recipes`` (name -> :class:`runtime.capabilities.ModelRecipe`) serve
+    ``<reviewer kind="model" agent="NAME">``; a missing recipe makes that
+    reviewer fail (handled by its ``failure``)."""
     if approvals not in APPROVAL_MODES:
         raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}")
     loaded = prompt if isinstance(prompt, Prompt) else load_prompt_file(prompt)
@@ -144,7 +152,7 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
             if runtime.audit is not None:
                 runtime.audit.redact = runtime.redactor
     durable = grants_path or default_grant_path(session)
-    hooks = _hooks(payload, runtimes, loaded)
+    hooks = _hooks(payload, runtimes, loaded, model_recipes or {})
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
                         hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),
