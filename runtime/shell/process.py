@@ -166,6 +166,7 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
         assert process.stderr is not None
         selector.register(process.stderr, selectors.EVENT_READ, capture)
     exits = _watch_exits(selector, processes)
+    running = len(exits) if len(exits) == len(processes) else -1
     pending = memoryview(stdin)
     first = processes[0].stdin
     if first is not None:
@@ -186,6 +187,12 @@ def _drain(processes: list[subprocess.Popen[bytes]], stdin: bytes,
                 if isinstance(key.data, _Exit):
                     key.data.process.poll()
                     selector.unregister(key.fileobj)
+                    running -= 1
+                    if running == 0:
+                        # every stage has exited: what is left in their groups (background
+                        # children holding the pipes open) is killed, so the pipes close
+                        for process in processes:
+                            _kill_group(process)
                     continue
                 chunk = os.read(key.fd, _READ)
                 if not chunk:

@@ -52,3 +52,20 @@ def test_exec_reports_instantiation_failures(tmp_path: Path,
     text = runtime(attrs='cwd="missing-dir"') + structured_tool()
     status, _, err = run(capsys, prompt(tmp_path, text), "run")
     assert status == 1 and "shell.directory_unavailable" in err
+
+
+def test_terminal_reviewer_answers(monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from runtime.shell.approvals import ApprovalAnswer, ApprovalRequest
+    from runtime.shell.commands import terminal_reviewer
+
+    request = ApprovalRequest("r", "run", "echo hi", "structured", "default policy: ask",
+                              "why", ("once", "exact_session"), "0" * 64)
+    for typed, expected in (("y\n", True), ("n\n", False), ("\n", False),
+                            ("1\n", ApprovalAnswer("approve", scope="exact_session"))):
+        monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+        assert terminal_reviewer(request) == expected
+    prompt = capsys.readouterr().err
+    assert "echo hi" in prompt and "rationale: why" in prompt and "1 = exact_session" in prompt

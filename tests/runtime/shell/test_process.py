@@ -128,3 +128,16 @@ def test_resource_limits_apply_in_the_child(tmp_path: Path) -> None:
     lines = outcome.result.stdout.split()
     assert lines[0] == "20" and lines[-1] != "0"
     assert os.path.getsize(tmp_path / "big") <= 1024
+
+
+def test_background_children_left_behind_are_killed_when_the_stages_exit(tmp_path: Path) -> None:
+    session = session_with(tmp_path, '<limits wall_time="1s" idle_time="none"/>')
+    outcome = call(session, "run", program="sh",
+                   arguments=["-c", "sleep 30 & echo $! > bg.pid; echo done"])
+    assert outcome.result is not None and outcome.result.stdout == "done\n"
+    pid = int((tmp_path / "bg.pid").read_text())
+    for _ in range(100):
+        if dead(pid):
+            break
+        time.sleep(0.01)
+    assert dead(pid)
