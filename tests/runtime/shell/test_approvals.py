@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from runtime.shell.approvals import ApprovalAnswer, ApprovalRequest
+from runtime.shell.executor import ShellSession
 from tests.runtime.shell.support import call, error, open_prompt, runtime, structured_tool
 
 ASK = '<policy default="ask"/>'
@@ -22,7 +24,7 @@ class Recorder:
 
 
 def ask_session(tmp_path: Path, reviewer: Recorder, body: str = "", policy: str = ASK,
-                **options: object):  # type: ignore[no-untyped-def]
+                **options: Any) -> ShellSession:
     return open_prompt(tmp_path, runtime(body, policy=policy) + structured_tool(
         rationale="optional"), approvals="ask", ask=reviewer, **options)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,13 @@ from tests.runtime.shell.support import (
 )
 
 ASK = '<policy default="ask"/>'
+
+
+def recorder(asked: list[ApprovalRequest]) -> Callable[[ApprovalRequest], bool]:
+    def ask(request: ApprovalRequest) -> bool:
+        asked.append(request)
+        return True
+    return ask
 
 
 def audit_body() -> str:
@@ -88,7 +96,7 @@ def test_item_76_deny_wins_and_no_approval_is_requested(tmp_path: Path) -> None:
     policy = ('<policy default="ask"><rule id="a" action="allow"><any_command/></rule>'
               '<rule id="d" action="deny"><any_command/></rule></policy>')
     session = open_prompt(tmp_path, runtime(policy=policy) + structured_tool(), approvals="ask",
-                          ask=lambda r: asked.append(r) or True)
+                          ask=recorder(asked))
     assert error(call(session, "run", program="echo", arguments=[]))[0] == "denied"
     assert asked == []
 
@@ -111,7 +119,7 @@ def test_item_79_readonly_profile_refuses_reading_outside_before_approval(tmp_pa
     asked: list[ApprovalRequest] = []
     text = ('<shell_access id="ro" extends="builtin:workspace-readonly"/>'
             + structured_tool(runtime_id="ro"))
-    session = open_prompt(tmp_path, text, approvals="ask", ask=lambda r: asked.append(r) or True)
+    session = open_prompt(tmp_path, text, approvals="ask", ask=recorder(asked))
     assert error(call(session, "run", program="cat", arguments=["/etc/passwd"]))[0] == (
         "capability_violation")
     assert asked == []

@@ -84,4 +84,4 @@ def test_shell_runners_entry_point(tmp_path: Path) -> None:
     runners = shell_runners(load_prompt_file(path), workspace=tmp_path, approvals="deny")
     assert set(runners) == {"run"}
     assert runners["run"](json.dumps({"program": "echo", "arguments": ["r"]})) == "r\n"
-    assert json.loads(runners["run"]("{bad"))["error"]["code"] == "shell.tool_invalid_input"
+    assert json.loads(str(runners["run"]("{bad")))["error"]["code"] == "shell.tool_invalid_input"

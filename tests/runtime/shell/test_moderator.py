@@ -21,7 +21,7 @@ def process_run(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
     registry = operation_registry(with_process_run(Capabilities(), session))
     operation = registry.get("Process.run")
     assert operation is not None
-    return lambda program, args: operation.perform(None, (program, args))
+    return lambda program, args: operation.perform(None, (program, args))  # type: ignore[arg-type]
 
 
 def test_process_run_uses_the_bound_runtime_policy(tmp_path: Path) -> None:
