@@ -1,5 +1,8 @@
 """``chatmdc shell exec`` and ``chatmdc shell audit verify``: the command-line side.
 
+Importing this module is cheap (``chatmdc`` imports it to build its parser);
+the executor is imported when a command runs.
+
 ``exec PROMPT TOOL --args JSON [--approvals ask|allow|deny] [--workspace DIR]
 [--audit FILE]`` runs one tool call exactly as the model would and prints what the
 model would receive. Exit status: 0 the command ran (whatever its status),
@@ -15,8 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from runtime.shell.approvals import ApprovalAnswer, ApprovalRequest
+if TYPE_CHECKING:
+    from runtime.shell.approvals import ApprovalAnswer, ApprovalRequest
 
 EXIT_RAN = 0
 EXIT_REFUSED = 1
@@ -25,6 +30,8 @@ EXIT_USAGE = 2
 
 def terminal_reviewer(request: ApprovalRequest) -> bool | ApprovalAnswer:
     """Ask on the terminal (standard error / standard input)."""
+    from runtime.shell.approvals import ApprovalAnswer
+
     lines = [f"shell runtime {request.runtime_id} asks to run ({request.policy_reason}):",
              f"  {request.command}"]
     if request.rationale:

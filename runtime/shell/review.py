@@ -10,6 +10,7 @@ is a denial; a scoped approval is stored before the command runs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest,
         raise ShellError("permission_required",
                          "the command needs approval and no reviewer is available")
     for reviewer in runtime.reviewers:
+        started = time.monotonic()
         try:
             answer = _one_reviewer(ctx, reviewer, shown, event)
         except ShellError as error:
@@ -53,7 +55,9 @@ def _ask_reviewers(ctx: CallContext, shown: ApprovalRequest,
                              f"{error.message}") from None
         if answer.decision != "defer":
             ctx.audit("reviewer_completed", reviewer_id=reviewer.get("id"),
-                      reviewer_kind=reviewer.get("kind"), response_action=answer.decision)
+                      reviewer_kind=reviewer.get("kind"), model=reviewer.get("model"),
+                      response_action=answer.decision,
+                      latency_ms=round((time.monotonic() - started) * 1000))
             return answer
     raise ShellError("denied", "all configured reviewers deferred")
 
