@@ -77,6 +77,9 @@ class BubblewrapBackend(Backend):
         args = [self.wrapper.canonical, "--die-with-parent", "--new-session", "--unshare-all"]
         if confinement.network:
             args.append("--share-net")
+        binds = _root_binds(confinement)
+        # a root of "/" goes first: later mounts (proc, dev, tmp, deeper roots) stay visible
+        args += [part for bind in binds if bind[1] == "/" for part in bind]
         if self.options.get("proc", True):
             args += ["--proc", "/proc"]
         args += ["--dev", "/dev"]
@@ -87,14 +90,18 @@ class BubblewrapBackend(Backend):
                 args += ["--symlink", os.readlink(folder), folder]
             elif os.path.isdir(folder):
                 args += ["--ro-bind", folder, folder]
-        for root in confinement.read_roots:
-            if os.path.exists(root) and root not in confinement.write_roots:
-                args += ["--ro-bind", root, root]
-        for root in confinement.write_roots:
-            if os.path.exists(root):
-                args += ["--bind", root, root]
+        args += [part for bind in binds if bind[1] != "/" for part in bind]
         args += ["--chdir", confinement.cwd, "--", *argv]
         return tuple(args)
+
+
+def _root_binds(confinement: Confinement) -> list[tuple[str, str, str]]:
+    """``(--ro-bind|--bind, root, root)`` for the existing roots, outermost first."""
+    binds = [("--ro-bind", root, root) for root in confinement.read_roots
+             if root not in confinement.write_roots]
+    binds += [("--bind", root, root) for root in confinement.write_roots]
+    return sorted((b for b in binds if os.path.exists(b[1])), key=lambda b: b[1].count("/")
+                  if b[1] != "/" else 0)
 
 
 def instantiate_backends(section: Mapping[str, Any], platform: str,

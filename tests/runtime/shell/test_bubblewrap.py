@@ -83,3 +83,16 @@ def test_required_confinement_never_falls_back_to_direct(tmp_path: Path) -> None
     with pytest.raises(InstantiationError) as raised:
         open_prompt(tmp_path, text)
     assert raised.value.code in ("sandbox_unavailable", "shell.incompatible_backend")
+
+
+def test_a_root_of_slash_keeps_proc_tmp_and_deeper_write_roots(tmp_path: Path) -> None:
+    caps = ('<capabilities sandbox="required" child_processes="true" arbitrary_code="true">'
+            '<read path="/"/><write path="${workspace}/out"/></capabilities>')
+    session = sandboxed(tmp_path, caps)
+    script = "cat /proc/self/status > /dev/null && touch /tmp/t && echo ok > out/w && echo fine"
+    outcome = call(session, "run", program="sh", arguments=["-c", script])
+    assert outcome.result is not None and outcome.result.stdout == "fine\n", outcome.text
+    assert (tmp_path / "out" / "w").read_text() == "ok\n"
+    denied = call(session, "run", program="sh", arguments=["-c", "echo x > escaped"])
+    assert denied.result is not None and denied.result.status != ("exited", 0)
+    assert not (tmp_path / "escaped").exists()
