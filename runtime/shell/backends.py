@@ -85,7 +85,8 @@ class BubblewrapBackend(Backend):
         args += ["--dev", "/dev"]
         if self.options.get("private_tmp", True):
             args += ["--tmpfs", "/tmp"]
-        for folder in SYSTEM_DIRS:
+        whole = any(bind[1] == "/" for bind in binds)
+        for folder in () if whole else SYSTEM_DIRS:
             if os.path.islink(folder):
                 args += ["--symlink", os.readlink(folder), folder]
             elif os.path.isdir(folder):
