@@ -93,6 +93,6 @@ def test_a_root_of_slash_keeps_proc_tmp_and_deeper_write_roots(tmp_path: Path) -
     outcome = call(session, "run", program="sh", arguments=["-c", script])
     assert outcome.result is not None and outcome.result.stdout == "fine\n", outcome.text
     assert (tmp_path / "out" / "w").read_text() == "ok\n"
-    denied = call(session, "run", program="sh", arguments=["-c", "echo x > escaped"])
-    assert denied.result is not None and denied.result.status != ("exited", 0)
+    # the workspace lies under /tmp, which is a private tmpfs here: the write lands there
+    call(session, "run", program="sh", arguments=["-c", "echo x > escaped"])
     assert not (tmp_path / "escaped").exists()
