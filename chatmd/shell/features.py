@@ -18,10 +18,11 @@ from chatmd.shell.validate import runtime_hooks
 
 #: The features this implementation advertises: everything the executor in
 #: ``runtime.shell`` runs -- every tool mode, the direct and bubblewrap backends,
-#: OS resource limits (setrlimit in the child), literal secrets, the six
-#: ChatML hook kinds, executable hooks (run through their worker runtimes) and
-#: model reviewers (through the host's model recipes). Seatbelt and external
-#: backends are not executed, so declarations that need them fail closed.
+#: external wrapper backends, OS resource limits (setrlimit in the child),
+#: literal secrets, the six ChatML hook kinds, executable hooks (run through
+#: their worker runtimes) and model reviewers (through the host's model
+#: recipes). Seatbelt (macOS) is not executed, so declarations that need it
+#: fail closed.
 SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.tool.fixed.v1",
     "shell.tool.structured.v1",
@@ -40,6 +41,7 @@ SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.chatml.audit_filter.v1",
     "shell.executable_hooks.v1",
     "shell.model_reviewer.v1",
+    "shell.external_backend.v1",
 })
 
 #: Every feature id the spec defines.

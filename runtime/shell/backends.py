@@ -1,6 +1,10 @@
 """Execution backends and OS resource limits (shell spec §8.10).
 
 * :class:`DirectBackend` (``direct-unsafe``): the target argv as is.
+* :class:`ExternalBackend` (its id, or ``external:PATH``): a declared wrapper
+  followed by its expanded argv template; confining unless
+  ``confinement="none"``, and eligible for ``required`` only when
+  ``declared`` and the runtime sets ``accept_declared_confinement``;
 * :class:`BubblewrapBackend` (``linux-bubblewrap``): ``bwrap`` with every
   namespace unshared (network shared only when the runtime grants it), the
   system folders and read roots bound read-only, write roots read-write, a
@@ -41,12 +45,19 @@ class Confinement:
     read_roots: tuple[str, ...]
     write_roots: tuple[str, ...]
     network: bool
+    limits: tuple[tuple[str, int], ...] = ()
+    """The OS resource limits that are set, as ``(--flag, value)`` for wrapper templates."""
 
 
 class Backend:
     name = "backend"
     confining = False
+    direct = False
     wrapper: Executable | None = None
+
+    def eligible(self, accept_declared: bool) -> bool:
+        """Whether the backend may serve ``sandbox="required"``."""
+        return self.confining
 
     def wrap(self, argv: Sequence[str], confinement: Confinement) -> tuple[str, ...]:
         raise NotImplementedError
@@ -54,6 +65,7 @@ class Backend:
 
 class DirectBackend(Backend):
     name = "direct-unsafe"
+    direct = True
 
     def __init__(self, backend_id: str | None) -> None:
         self.id = backend_id
@@ -105,6 +117,63 @@ def _root_binds(confinement: Confinement) -> list[tuple[str, str, str]]:
                   if b[1] != "/" else 0)
 
 
+class ExternalBackend(Backend):
+    """A declared wrapper (``<external_backend>``): its canonical path, then the template.
+
+    Atoms never interpolate strings: each becomes whole argv elements."""
+
+    def __init__(self, record: Mapping[str, Any], wrapper: Executable) -> None:
+        self.id = record.get("id")
+        self.name = str(self.id or f"external:{wrapper.canonical}")
+        self.wrapper = wrapper
+        self.confinement = str(record.get("confinement") or "none")
+        self.confining = self.confinement != "none"
+        self.direct = not self.confining
+        self.template = list(record.get("template") or ())
+
+    def eligible(self, accept_declared: bool) -> bool:
+        return self.confinement == "verified" or (self.confinement == "declared"
+                                                  and accept_declared)
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> tuple[str, ...]:
+        assert self.wrapper is not None
+        args = [self.wrapper.canonical]
+        for atom in self.template:
+            kind, value = atom.get("kind"), atom.get("value")
+            if kind == "arg":
+                args.append(str(value))
+            elif kind == "cwd_value":
+                args.append(confinement.cwd)
+            elif kind == "target_executable":
+                args.append(argv[0])
+            elif kind == "command_argv":
+                args += list(argv)
+            elif kind in ("read_roots", "write_roots"):
+                roots = confinement.read_roots if kind == "read_roots" else \
+                    confinement.write_roots
+                for root in roots:
+                    args += [str(value), root]
+            elif kind == "network_flag" and confinement.network:
+                args.append(str(value))
+            elif kind == "resource_limit_args":
+                for flag, amount in confinement.limits:
+                    args += [flag, str(amount)]
+        return tuple(args)
+
+
+def _external(record: Mapping[str, Any], resolve_path: Any) -> ExternalBackend:
+    path = resolve_path(record["executable"])
+    try:
+        wrapper = Executable(path, path, False, fingerprint(path, path))
+    except ShellError as error:
+        raise InstantiationError("shell.external_backend_unavailable", error.message) from None
+    pinned = record.get("sha256")
+    if pinned and str(pinned).lower() != wrapper.sha256:
+        raise InstantiationError("shell.external_backend_digest_mismatch",
+                                 f"external backend {path} does not match its pinned sha256")
+    return ExternalBackend(record, wrapper)
+
+
 def instantiate_backends(section: Mapping[str, Any], platform: str,
                          resolve_path: Any) -> list[Backend]:
     """The platform-matching declared backends that are available on this host."""
@@ -126,6 +195,8 @@ def instantiate_backends(section: Mapping[str, Any], platform: str,
                 continue
             available.append(BubblewrapBackend(record.get("id"), wrapper,
                                                dict(record.get("options") or ())))
+        elif kind == "external_backend":
+            available.append(_external(record, resolve_path))
     return available
 
 
@@ -142,8 +213,8 @@ def check_available(backends: Sequence[Backend], sandbox: str, accept_declared: 
 
 def select_backend(backends: Sequence[Backend], sandbox: str,
                    accept_declared: bool = False) -> Backend:
-    confining = [b for b in backends if b.confining]
-    direct = [b for b in backends if isinstance(b, DirectBackend)]
+    confining = [b for b in backends if b.eligible(accept_declared)]
+    direct = [b for b in backends if b.direct]
     if sandbox == "required":
         if confining:
             return confining[0]
@@ -157,6 +228,15 @@ def select_backend(backends: Sequence[Backend], sandbox: str,
         return direct[0]
     raise ShellError("sandbox_unavailable", "sandbox=\"direct_unsafe\" but no direct backend "
                      "is available")
+
+
+def limit_arguments(limits: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """``--cpu N --memory N --file-size N --open-files N`` pairs for the limits that are set."""
+    flags = (("cpu_time", "--cpu"), ("memory", "--memory"), ("file_size", "--file-size"),
+             ("open_files", "--open-files"))
+    return tuple((flag, math.ceil(float(limits[name])) if name == "cpu_time"
+                  else int(limits[name]))
+                 for name, flag in flags if limits.get(name) is not None)
 
 
 def resource_limits(limits: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:

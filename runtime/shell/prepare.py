@@ -17,7 +17,13 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runtime.shell.backends import Backend, Confinement, resource_limits, select_backend
+from runtime.shell.backends import (
+    Backend,
+    Confinement,
+    limit_arguments,
+    resource_limits,
+    select_backend,
+)
 from runtime.shell.context import CallContext
 from runtime.shell.effects import Effect, builtin_effects, check_capabilities
 from runtime.shell.errors import InstantiationError, ShellError
@@ -150,7 +156,8 @@ def _plan(ctx: CallContext, argv: tuple[str, ...], exe: Executable,
     runtime = ctx.runtime
     caps = runtime.capabilities
     backend = select_backend(runtime.backends, caps.sandbox, runtime.accept_declared)
-    confinement = Confinement(runtime.cwd, caps.read_roots, caps.write_roots, caps.network)
+    confinement = Confinement(runtime.cwd, caps.read_roots, caps.write_roots, caps.network,
+                              limit_arguments(runtime.limits))
     spawn = backend.wrap((exe.canonical, *argv[1:]), confinement)
     plan = Plan(uuid.uuid4().hex, argv, exe, tuple(effects), backend, spawn, runtime.cwd,
                 resource_limits(runtime.limits))
