@@ -17,6 +17,7 @@ Run: ``.venv/bin/python benchmarks/shell_exec.py [--calls N] [--no-audit]``
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import subprocess
 import sys
@@ -53,14 +54,24 @@ def measure_calls(calls: int, audit: bool) -> tuple[float, float]:
         assert session.call("ok", "{}").error_code is None
         executor: list[float] = []
         bare: list[float] = []
-        for _ in range(calls):
+
+        def through_executor() -> None:
             start = time.perf_counter()
             outcome = session.call("ok", "{}")
             executor.append(time.perf_counter() - start)
             assert outcome.error_code is None, outcome.text
+
+        def bare_run() -> None:
             start = time.perf_counter()
             subprocess.run(argv, capture_output=True, check=False)
             bare.append(time.perf_counter() - start)
+
+        gc.collect()
+        for index in range(calls):  # alternate which goes first: no ordering bias
+            first, second = (through_executor, bare_run) if index % 2 else (bare_run,
+                                                                             through_executor)
+            first()
+            second()
         return statistics.median(executor), statistics.median(bare)
 
 
