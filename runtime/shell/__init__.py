@@ -10,8 +10,15 @@ tools into a manifest; this package runs them:
   (:mod:`~runtime.shell.prepare`: resolution, effects, policy, capabilities,
   approvals, backend), pipelines (:mod:`~runtime.shell.process`), results
   (:mod:`~runtime.shell.results`);
+- :mod:`~runtime.shell.backends` -- direct, bubblewrap and external backends, OS limits;
+- :mod:`~runtime.shell.hooks` -- ChatML hooks (:mod:`~runtime.shell.chatml_bridge`),
+  executable hooks (:mod:`~runtime.shell.exec_hooks`) and model reviewers
+  (:mod:`~runtime.shell.model_review`);
 - :mod:`~runtime.shell.audit` -- the hash-chained JSONL audit log and its verifier;
+- :mod:`~runtime.shell.moderator` -- the moderator's ``Process.run`` through the bound runtime;
 - :mod:`~runtime.shell.commands` -- ``chatmdc shell exec`` and ``chatmdc shell audit verify``.
+
+See ``docs/shell-execution.md``.
 
 Names are imported on first use so that importing the package is cheap.
 """
