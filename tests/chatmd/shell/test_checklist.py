@@ -1,8 +1,8 @@
 """Shell spec §10: every conformance checklist statement in scope (1-69, and 72-73 at parse level).
 
-Items 70-71 and 74-89 describe execution (spec §8, out of scope for the
-declaration layer and compiler) and are not tested here; 72 and 73 are
-checked on the chain parser that compilation uses.
+Items 70-71 and 74-89 describe execution (spec §8): they are tested against
+real processes in ``tests/runtime/shell/test_checklist_exec.py``; 72 and 73
+are also checked here on the chain parser that compilation uses.
 """
 
 from __future__ import annotations
