@@ -226,7 +226,11 @@ def _spawn(ctx: CallContext, plans: Sequence[Plan], stdin: bytes) -> PipelineOut
     idle = limits.get("idle_time")
     budget = Budget(ctx.deadline, None if idle is None else float(idle), int(limits["stdout"]),
                     int(limits["stderr"]), int(limits["total_output"]))
-    outcome = run_pipeline(stages, stdin, budget)
+    try:
+        outcome = run_pipeline(stages, stdin, budget)
+    except OSError as error:  # pipes, selector, pidfd: the host is out of resources
+        raise ShellError("spawn_error", f"cannot run the pipeline: "
+                         f"{error.strerror or error}") from None
     _audit_outcome(ctx, plans, outcome)
     if outcome.termination is not None:
         raise ShellError(outcome.termination, _TERMINATION[outcome.termination])
