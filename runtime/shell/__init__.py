@@ -38,12 +38,15 @@ if TYPE_CHECKING:
 def shell_runners(prompt: Prompt, *, workspace: Path, approvals: str,
                   ask: Callable[[ApprovalRequest], bool | ApprovalAnswer] | None = None,
                   audit_path: Path | None = None,
-                  model_recipes: Mapping[str, Any] | None = None) -> dict[str, Runner]:
+                  model_recipes: Mapping[str, Any] | None = None,
+                  authorize: Callable[[Any], bool | str] | None = None) -> dict[str, Runner]:
     """One runner per shell tool of ``prompt`` (payload: the call's JSON arguments text).
 
     A runner returns what the model receives: the rendered result, or the
     JSON error object of a refused or failed call (it never raises for
-    anything the model can cause). ``model_recipes`` serve model reviewers.
+    anything the model can cause). ``model_recipes`` serve model reviewers;
+    ``authorize`` is asked to authorize the manifest first
+    (:mod:`runtime.shell.authorization`).
     Raises
     :class:`~runtime.shell.errors.InstantiationError` when the prompt's
     shell layer cannot be instantiated: then no shell tool is published.
@@ -51,7 +54,8 @@ def shell_runners(prompt: Prompt, *, workspace: Path, approvals: str,
     from runtime.shell.host import open_shell
 
     session = open_shell(prompt, workspace=workspace, approvals=approvals, ask=ask,
-                         audit_path=audit_path, model_recipes=model_recipes)
+                         audit_path=audit_path, model_recipes=model_recipes,
+                         authorize=authorize)
     return {name: _runner(session, name) for name in session.tools}
 
 

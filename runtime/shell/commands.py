@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from runtime.shell.approvals import ApprovalAnswer, ApprovalRequest
+    from runtime.shell.authorization import ManifestSummary
 
 EXIT_RAN = 0
 EXIT_REFUSED = 1
@@ -48,6 +49,13 @@ def terminal_reviewer(request: ApprovalRequest) -> bool | ApprovalAnswer:
     return False
 
 
+def terminal_authorizer(summary: ManifestSummary) -> bool:
+    """Show the manifest summary on the terminal and ask whether to authorize it."""
+    sys.stderr.write(summary.render() + "\nauthorize this shell manifest? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def run_exec(args: argparse.Namespace) -> int:
     from runtime.shell.errors import InstantiationError
     from runtime.shell.host import open_shell
@@ -55,11 +63,13 @@ def run_exec(args: argparse.Namespace) -> int:
     if not Path(args.prompt).is_file():
         sys.stderr.write(f"chatmdc: cannot read {args.prompt}\n")
         return EXIT_USAGE
-    ask = terminal_reviewer if args.approvals == "ask" and sys.stdin.isatty() else None
+    interactive = args.approvals == "ask" and sys.stdin.isatty()
     try:
         session = open_shell(args.prompt, workspace=Path(args.workspace or "."),
-                             approvals=args.approvals, ask=ask,
-                             audit_path=Path(args.audit) if args.audit else None)
+                             approvals=args.approvals,
+                             ask=terminal_reviewer if interactive else None,
+                             audit_path=Path(args.audit) if args.audit else None,
+                             authorize=terminal_authorizer if interactive else None)
     except InstantiationError as error:
         sys.stderr.write(error.render() + "\n")
         return EXIT_REFUSED

@@ -27,6 +27,7 @@ from runtime.shell.approvals import (
     Reviewer,
     default_grant_path,
 )
+from runtime.shell.authorization import Authorizer, authorize_manifest
 from runtime.shell.errors import InstantiationError
 from runtime.shell.executor import ShellSession
 from runtime.shell.instance import RuntimeInstance, instantiate_runtime, instantiate_tool
@@ -115,7 +116,8 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                audit_path: Path | None = None, session_dir: Path | None = None,
                environ: Mapping[str, str] | None = None,
                grants_path: Path | None = None,
-               model_recipes: Mapping[str, Any] | None = None) -> ShellSession:
+               model_recipes: Mapping[str, Any] | None = None,
+               authorize: Authorizer | None = None) -> ShellSession:
     """Instantiate the prompt's shell tools (all or nothing).
 
     ``model_recipes`` (name -> :class:`runtime.capabilities.ModelRecipe`) serve
@@ -136,6 +138,7 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                     os.path.join(os.path.expanduser("~"), ".cache", "chatmd"),
                     os.path.expanduser("~"), prompt_dir)
     payload = compiled.manifest.payload
+    authorize_manifest(authorize, payload, compiled.manifest.sha256)
     runtimes: dict[str, RuntimeInstance] = {}
     for record in payload["runtimes"]:
         runtimes[record["id"]] = instantiate_runtime(

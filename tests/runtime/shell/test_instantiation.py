@@ -85,3 +85,25 @@ def test_shell_runners_entry_point(tmp_path: Path) -> None:
     assert set(runners) == {"run"}
     assert runners["run"](json.dumps({"program": "echo", "arguments": ["r"]})) == "r\n"
     assert json.loads(str(runners["run"]("{bad")))["error"]["code"] == "shell.tool_invalid_input"
+
+
+def test_manifest_authorization(tmp_path: Path) -> None:
+    from runtime.shell.authorization import ManifestSummary
+
+    seen: list[ManifestSummary] = []
+
+    def authorize(summary: ManifestSummary) -> bool:
+        seen.append(summary)
+        return False
+    text = '<shell_access id="y" extends="builtin:yolo"/>' + structured_tool(runtime_id="y")
+    with pytest.raises(InstantiationError) as raised:
+        open_prompt(tmp_path, text, authorize=authorize)
+    assert raised.value.code == "shell.manifest_rejected"
+    assert seen[0].warnings and "builtin:yolo@1" in seen[0].warnings[0]
+    assert seen[0].tools == ("run",) and seen[0].render().startswith("CRITICAL")
+    with pytest.raises(InstantiationError) as raised:
+        open_prompt(tmp_path, text, authorize=lambda summary: "0" * 64)
+    assert raised.value.code == "shell.manifest_grant_mismatch"
+    session = open_prompt(tmp_path, text,
+                          authorize=lambda summary: summary.manifest_sha256)
+    assert call(session, "run", program="echo", arguments=["ok"]).text == "ok\n"
