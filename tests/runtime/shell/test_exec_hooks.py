@@ -102,3 +102,14 @@ def test_hook_digest_is_pinned(tmp_path: Path) -> None:
     code, message = error(call(good, "run", program="echo", arguments=["x"]))
     assert code == "interceptor_rejected" and "executable_changed" in message
     assert json.loads(json.dumps(message))
+
+
+def test_executable_audit_filter(tmp_path: Path) -> None:
+    hook = hook_file(tmp_path, HOOK.replace('body = {"action": "keep"}',
+                                            'body = {"action": "drop_field", "field": "command"}'))
+    body = (f'<audit format="jsonl" path="audit.jsonl"><filter executable="{hook}" '
+            'runtime="w"/></audit>')
+    session = open_prompt(tmp_path, WORKER + caller(body))
+    assert call(session, "run", program="echo", arguments=["x"]).text == "x\n"
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert records and all("command" not in r for r in records)

@@ -60,11 +60,14 @@ def test_literal_secrets_are_redacted(tmp_path: Path) -> None:
 def test_administrative_hard_deny(tmp_path: Path) -> None:
     policy = tmp_path / "admin.json"
     policy.write_text(json.dumps({"denied_programs": ["printf"],
-                                  "denied_argument_substrings": ["--force"]}))
+                                  "denied_argument_substrings": ["--force"],
+                                  "denied_effects": ["write_path"]}))
     env = host_env(OCHAT_SHELL_ADMIN_POLICY=str(policy))
     session = open_prompt(tmp_path, runtime() + structured_tool(), env=env)
     assert error(call(session, "run", program="printf", arguments=["x"]))[0] == "denied"
     assert error(call(session, "run", program="echo", arguments=["--force"]))[0] == "denied"
+    code, message = error(call(session, "run", program="touch", arguments=["new"]))
+    assert code == "denied" and "write_path" in message
     assert call(session, "run", program="echo", arguments=["ok"]).text == "ok\n"
 
 
