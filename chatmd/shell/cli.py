@@ -32,6 +32,23 @@ def add_shell_command(commands: Any) -> None:
     explain.add_argument("--platform", choices=("linux", "macos", "any"),
                          help="compile platform (default: this host's)")
     explain.set_defaults(run=run_explain)
+    _add_runtime_commands(actions)
+
+
+def _add_runtime_commands(actions: Any) -> None:
+    """``shell exec`` and ``shell audit verify`` live in ``runtime.shell.commands``.
+
+    The frontend never imports the runtime: the module is located by name
+    (and only when ``chatmdc`` builds its parser), and absent when the runtime
+    package is not installed.
+    """
+    import importlib
+
+    try:
+        module = importlib.import_module("runtime.shell.commands")
+    except ImportError:
+        return
+    module.add_exec_commands(actions)
 
 
 def run_explain(args: argparse.Namespace) -> int:

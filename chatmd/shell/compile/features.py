@@ -16,16 +16,32 @@ from chatmd.shell.compile.validate import runtime_hooks
 from chatmd.shell.declare.sections import RESOURCE_LIMITS
 from chatmd.shell.declare.typed_declarations import ShellAccessDecl, ShellToolDecl
 
-#: The features this implementation advertises (spec §11, "essential"): the
-#: fixed, structured and chain tool modes and the direct backend. Bubblewrap,
-#: seatbelt, external backends, raw/script modes, OS resource limits, literal
-#: secrets, ChatML and executable hooks and model reviewers are not executed
-#: yet, so declarations that need them fail closed.
+#: The features this implementation advertises: everything the executor in
+#: ``runtime.shell`` runs -- every tool mode, the direct and bubblewrap backends,
+#: external wrapper backends, OS resource limits (setrlimit in the child),
+#: literal secrets, the six ChatML hook kinds, executable hooks (run through
+#: their worker runtimes) and model reviewers (through the host's model
+#: recipes). Seatbelt (macOS) is not executed, so declarations that need it
+#: fail closed.
 SUPPORTED_FEATURES: frozenset[str] = frozenset({
     "shell.tool.fixed.v1",
     "shell.tool.structured.v1",
     "shell.tool.chain.v1",
+    "shell.tool.raw.v1",
+    "shell.tool.script.v1",
     "shell.backend.direct.v1",
+    "shell.backend.bubblewrap.v1",
+    "shell.resource_limits.v1",
+    "shell.secret.literal.v1",
+    "shell.chatml.matcher.v1",
+    "shell.chatml.reviewer.v1",
+    "shell.chatml.before_interceptor.v1",
+    "shell.chatml.after_interceptor.v1",
+    "shell.chatml.effect_analyzer.v1",
+    "shell.chatml.audit_filter.v1",
+    "shell.executable_hooks.v1",
+    "shell.model_reviewer.v1",
+    "shell.external_backend.v1",
 })
 
 #: Every feature id the spec defines.

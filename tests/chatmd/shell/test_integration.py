@@ -30,6 +30,7 @@ CLEAN = """\
 REFUSED = """\
 <shell_access id="dev" extends="builtin:workspace-development@1">
   <capabilities network="true"/>
+  <backends><seatbelt when="any"/></backends>
 </shell_access>
 <tool name="sh" type="shell" mode="structured" runtime="dev"/>
 <user>hi</user>
@@ -49,8 +50,8 @@ def test_check_reports_declaration_and_compile_diagnostics(tmp_path: Path,
     assert main(["check", "--format", "json", str(path)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [(d["code"], d["line"]) for d in report["diagnostics"]] == [
-        ("shell.unsupported_feature", 1)]
-    assert "shell.backend.bubblewrap.v1" in report["diagnostics"][0]["message"]
+        ("shell.unsupported_feature", 3)]
+    assert "shell.backend.seatbelt.v1" in report["diagnostics"][0]["message"]
     assert main(["check", str(prompt_file(tmp_path, CLEAN, "clean.chatmd"))]) == 0
 
 
