@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from chatmd.shell.chain import parse_chain  # noqa: E402
+from chatmd.shell.compile.chain import parse_chain  # noqa: E402
 from runtime.shell.host import open_shell  # noqa: E402
 
 PROMPT = """\

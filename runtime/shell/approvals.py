@@ -6,7 +6,7 @@
   hashed over a length-prefixed concatenation.
 * :class:`GrantStore`: ``exact_session`` and ``prefix_session`` grants in
   memory, ``durable_exact`` grants in a JSON file written atomically
-  (:func:`common.atomic.atomic_write_bytes`). ``once`` is never stored.
+  (:func:`chatcommon.atomic.atomic_write_bytes`). ``once`` is never stored.
 * :class:`ApprovalRequest` is what a reviewer sees; a UI reviewer is a host
   callback returning ``True`` (approve once), ``False`` (deny) or an
   :class:`ApprovalAnswer`. Scopes are limited to the runtime's declared
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.atomic import atomic_write_bytes
+from chatcommon.atomic import atomic_write_bytes
 from runtime.shell.errors import ShellError
 
 SCOPES = ("once", "exact_session", "prefix_session", "durable_exact")

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatml.calls import implements
+from chatcommon.diagnostics import DiagnosticError
 from chatml.engine import Engine
 from chatml.limits import LimitExceeded, Limits
+from chatml.registration import implements
 from chatml.surfaces.shell import SHELL_ENTRY_POINTS
 from chatml.tasks import Completed, Operation, OperationKind
 from chatml.values import ChatMLFailure, Value, Variant
-from common.diagnostics import DiagnosticError
 
 CONTEXT_FIELDS = ("request_id", "runtime_id", "manifest_sha256", "cwd", "origin",
                   "request_kind", "stdin_kind", "argv", "effects", "executable", "capabilities",

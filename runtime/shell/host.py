@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from chatmd.ir import Prompt
-from chatmd.shell.compiler import CompiledShell
-from chatmd.shell.features import SUPPORTED_FEATURES
+from chatmd.shell.compile.compiler import CompiledShell
+from chatmd.shell.compile.features import SUPPORTED_FEATURES
 from runtime.shell.approvals import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -38,8 +38,8 @@ AskCallback = Callable[[ApprovalRequest], "bool | ApprovalAnswer"]
 
 
 def load_prompt_file(path: str | os.PathLike[str]) -> Prompt:
+    from chatcommon.render import render_all_text
     from chatmd.frontend import check_prompt
-    from common.render import render_all_text
 
     result = check_prompt(path)
     if result.prompt is None:
@@ -51,8 +51,8 @@ def load_prompt_file(path: str | os.PathLike[str]) -> Prompt:
 def compile_for_execution(prompt: Prompt, environ: Mapping[str, str]
                           ) -> tuple[CompiledShell | None, Any]:
     """The compiled shell layer (None when the prompt has none) and the admin policy."""
-    from chatmd.shell.admin import AdminPolicyError, admin_policy_from_environment
     from chatmd.shell.integration import compile_prompt_shell
+    from chatmd.shell.secure.admin import AdminPolicyError, admin_policy_from_environment
 
     compiled, diagnostics = compile_prompt_shell(prompt, environ=environ)
     errors = [d for d in diagnostics if d.is_error]

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatmd.shell.chain import ChainError, parse_chain
+from chatmd.shell.compile.chain import ChainError, parse_chain
 from runtime.shell.audit import AuditLog
 from runtime.shell.backends import Backend, check_available, instantiate_backends
 from runtime.shell.effects import Capabilities

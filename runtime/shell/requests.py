@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatmd.shell.chain import ChainError, parse_chain
+from chatmd.shell.compile.chain import ChainError, parse_chain
 from runtime.shell.errors import ShellError
 
 FIELDS = ("program", "command", "script", "arguments", "stdin", "rationale")
