@@ -20,9 +20,11 @@ nodes) a cheaper way to make instances of such a class: the same object its
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
 import attrs
+
+_C = TypeVar("_C", bound=type)
 
 __all__ = ["SharedMethods", "compared_fields", "fast_constructor", "frozen_record"]
 
@@ -44,7 +46,7 @@ class SharedMethods:
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{field.name}={getattr(self, field.name)!r}"
-                          for field in attrs.fields(self.__class__)  # type: ignore[misc]
+                          for field in attrs.fields(self.__class__)
                           if field.repr)
         return f"{self.__class__.__name__}({shown})"
 
@@ -61,8 +63,17 @@ class SharedMethods:
                      *[getattr(self, name) for name in compared_fields(self.__class__)]))
 
 
-#: The class decorator: frozen and slotted, with the methods of :class:`SharedMethods`.
-frozen_record: Any = attrs.frozen(repr=False, eq=False)
+_FROZEN = attrs.frozen(repr=False, eq=False)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(attrs.field,))
+def frozen_record(cls: _C) -> _C:
+    """The class decorator: frozen and slotted, with the methods of :class:`SharedMethods`.
+
+    ``attrs.frozen(repr=False, eq=False)``; marked with ``dataclass_transform``
+    so type checkers see the generated ``__init__`` and the frozen fields.
+    """
+    return _FROZEN(cls)
 
 
 def fast_constructor(cls: type) -> Callable[..., Any]:

@@ -107,7 +107,7 @@ def _make_converter() -> cattrs.Converter:
     def unstructure_content(content: Content) -> Any:
         if content is None or isinstance(content, str):
             return content
-        return [converter.unstructure(item, ContentItem) for item in content]  # type: ignore[arg-type]
+        return [converter.unstructure(item, ContentItem) for item in content]
 
     def structure_content(data: Any, _: object) -> Content:
         if data is None or isinstance(data, str):

@@ -170,7 +170,7 @@ def _opens_tool_scope(attributes: tuple[Attribute, ...]) -> bool:
 
 def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
                 keep_stray_lt: bool = False,
-                stray_candidates: list[int] | None = None) -> Iterator[tuple]:  # type: ignore[type-arg]
+                stray_candidates: list[int] | None = None) -> Iterator[tuple]:
     """Yield the tokens of ``source`` as ``(kind, value, attrs, start, end)`` tuples.
 
     Lexical errors are appended to ``diagnostics``.

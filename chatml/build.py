@@ -52,7 +52,7 @@ class _RegistrySurface:
 def get_surface(name: str) -> Any:
     """The surface table entry ``name`` (``chatml.surfaces``), or the registry's core."""
     try:
-        from chatml.surfaces import get_surface as table_surface  # type: ignore[attr-defined]
+        from chatml.surfaces import get_surface as table_surface
     except ImportError:
         table_surface = None
     if table_surface is not None:

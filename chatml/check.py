@@ -53,11 +53,11 @@ class CheckResult:
         return self.readable and not any(d.is_error for d in self.diagnostics)
 
     def val_lines(self) -> list[str]:
-        return [] if self.types is None else self.types.val_lines()  # type: ignore[no-any-return]
+        return [] if self.types is None else self.types.val_lines()
 
     @property
     def bindings(self) -> tuple[Any, ...]:
-        return () if self.types is None else self.types.bindings  # type: ignore[no-any-return]
+        return () if self.types is None else self.types.bindings
 
 
 def _sorted(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
@@ -79,7 +79,7 @@ def check_source(text: str, *, name: str = "<string>", surface: object = "core",
             parsed = parse_source(source)
         except DiagnosticError as error:
             return CheckResult(source, None, None, _sorted(error.diagnostics))
-        types = typecheck_program(parsed.program, surface)  # type: ignore[arg-type]
+        types = typecheck_program(parsed.program, surface)
     return CheckResult(source, parsed.program, types,
                        _sorted([*parsed.diagnostics, *types.diagnostics]))
 

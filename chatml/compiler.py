@@ -96,12 +96,12 @@ class _Compiler:
         Builtin modules never change, so such a field is bound once, at load time, to its
         own global slot (``String.length`` is then a plain global, called directly).
         """
-        if type(node) is not ast.FieldGet or type(node.record) is not ast.Var:  # type: ignore[union-attr]
+        if type(node) is not ast.FieldGet or type(node.record) is not ast.Var:
             return None
-        binding = self.res.var_binding.get(id(node.record))  # type: ignore[union-attr]
+        binding = self.res.var_binding.get(id(node.record))
         if binding is None or not binding.builtin or binding.builtin_exports is None:
             return None
-        label = node.label  # type: ignore[union-attr]
+        label = node.label
         if label not in binding.builtin_exports:
             return None
         qualified = f"{binding.name}.{label}"
@@ -487,7 +487,7 @@ class _Compiler:
 
 def _strip(expr: ast.Expr) -> ast.Expr:
     while type(expr) is ast.Annot:
-        expr = expr.expr  # type: ignore[union-attr]
+        expr = expr.expr
     return expr
 
 

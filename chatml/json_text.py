@@ -55,7 +55,7 @@ from chatcommon.allocation import gc_paused
 from chatcommon.numbers import abbreviate_digits, parse_int
 
 
-class JsonObject(list):  # type: ignore[type-arg]
+class JsonObject(list):
     """A JSON object: ``(key, value)`` pairs in document order (duplicate keys kept)."""
 
     __slots__ = ()

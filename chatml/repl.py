@@ -166,7 +166,7 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     report = [_diagnostics(script.warnings)] if script.warnings else []
     host = state.host.copy()
     report += _carry_over(script, host, results)
-    report += [f"type {statement.name}\n" for statement in types]  # type: ignore[attr-defined]
+    report += [f"type {statement.name}\n" for statement in types]
     new_state = attrs.evolve(state, host=host, type_prelude=state.type_prelude + types)
     return new_state, "".join(output) + "".join(report)
 
@@ -342,7 +342,7 @@ class AtomicFileHistory:
         """Store one complete input (its lines joined), shown as one entry from now on."""
         entry = "\n".join(lines)
         if entry.strip():
-            self.history.record(entry)  # type: ignore[attr-defined]
+            self.history.record(entry)
 
     def _read(self) -> list[str]:
         if self.path is None:

@@ -78,7 +78,7 @@ def check_prompt_scripts(prompt: Any) -> list[Diagnostic]:
         if result.types is not None and result.ok:
             entries = (_matcher_functions(prompt, script.id)
                        if script.kind == "shell_matcher" else None)
-            diagnostics += check_contract(script.kind, result.types,  # type: ignore[arg-type]
+            diagnostics += check_contract(script.kind, result.types,
                                           source, entries)
         related = _declared_at(script) if isinstance(script.source, SrcSource) else ()
         found.extend(_with_related(diagnostics, related))

@@ -88,7 +88,7 @@ class Ref:
         return f"Ref({self.value!r})"
 
 
-class Module(dict):  # type: ignore[type-arg]
+class Module(dict):
     """A module value: export name -> value. ``name`` is the module's name."""
 
     __slots__ = ("name",)
@@ -101,7 +101,7 @@ class Module(dict):  # type: ignore[type-arg]
         return f"Module({self.name!r}, {sorted(self)!r})"
 
     # modules compare by identity (spec 5.6), unlike the dicts they extend
-    __eq__ = object.__eq__  # type: ignore[assignment]
+    __eq__ = object.__eq__
     __hash__ = object.__hash__  # type: ignore[assignment]
 
 

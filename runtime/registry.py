@@ -74,7 +74,7 @@ class Artifact:
         failing expression is unknown (a ``Task.fail`` or an operation error)."""
         for binding in reversed(self.compiled.types.bindings):
             if binding.name == "on_event" and binding.span is not None:
-                return binding.span.start_position  # type: ignore[no-any-return]
+                return binding.span.start_position
         return 1, 1
 
     def instantiate(self, limits: Limits | None = None,

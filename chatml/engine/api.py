@@ -231,7 +231,7 @@ class Engine:
         registry = operations if isinstance(operations, OperationRegistry) else \
             OperationRegistry(operations)
         interpreter = TaskInterpreter(registry, **options)
-        return self.run(lambda: interpreter.run(task))  # type: ignore[no-any-return]
+        return self.run(lambda: interpreter.run(task))
 
 
 def _kind_of(types: TypeResult) -> Callable[[Any], str | None]:

@@ -38,7 +38,7 @@ def is_nonexpansive(expr: ast.Expr) -> bool:
 def is_function(expr: ast.Expr) -> bool:
     """A lambda, or an annotation of one: what ``let rec`` may bind."""
     if type(expr) is ast.Annot:
-        expr = expr.expr  # type: ignore[union-attr]
+        expr = expr.expr
     return type(expr) is ast.Lambda
 
 
@@ -47,7 +47,7 @@ def bind_value(ck: Checker, rhs: ast.Expr) -> Entry:
     ck.level += 1
     t = ck.rules[type(rhs)](ck, rhs)
     ck.level -= 1
-    if type(t) is Prim or (type(t) is TVar and type(t.link) is Prim):  # type: ignore[attr-defined]
+    if type(t) is Prim or (type(t) is TVar and type(t.link) is Prim):
         return t  # fast path: a primitive type has nothing to generalise
     nonexpansive = type(rhs) is ast.Lambda or is_nonexpansive(rhs)  # (a lambda: no call)
     return generalize_one(t, ck.level, nonexpansive)

@@ -110,7 +110,7 @@ class Checker:
         if entry is None:
             return None
         if type(entry) is Scheme:
-            return entry.instantiate(self.level)  # type: ignore[union-attr]
+            return entry.instantiate(self.level)
         return entry  # type: ignore[return-value]
 
     def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
@@ -204,10 +204,10 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bo
     hash by identity, so they key the dict themselves, without ``id()``.)
     """
     while type(t) is TVar:
-        link = t.link  # type: ignore[attr-defined]
+        link = t.link
         if link is None:
-            if level < t.level < GENERIC and t not in found:  # type: ignore[attr-defined]
-                found.append(t)  # type: ignore[arg-type]
+            if level < t.level < GENERIC and t not in found:
+                found.append(t)
             return False
         t = link
     c = type(t)
@@ -244,17 +244,17 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bo
     # Children that are variables or leaves are handled here, without a call;
     # ``last`` (a row's tail, a function's result...) the same way after them.
     for child in children:
-        while type(child) is TVar and child.link is not None:  # type: ignore[attr-defined]
-            child = child.link  # type: ignore[attr-defined]
+        while type(child) is TVar and child.link is not None:
+            child = child.link
         kind = type(child)
         if kind is TVar:
-            if level < child.level < GENERIC and child not in found:  # type: ignore[attr-defined]
-                found.append(child)  # type: ignore[arg-type]
+            if level < child.level < GENERIC and child not in found:
+                found.append(child)
         elif kind not in _SCAN_LEAVES and _scan(child, level, found, colour):
             recursive = True
     if last is not None:
-        while type(last) is TVar and last.link is not None:  # type: ignore[attr-defined]
-            last = last.link  # type: ignore[attr-defined]
+        while type(last) is TVar and last.link is not None:
+            last = last.link
         kind = type(last)
         if kind is TVar:
             if level < last.level < GENERIC and last not in found:  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ Entry = Type | Scheme
 
 def entry_type(entry: Entry) -> Type:
     """The type an entry stands for (a scheme's body, generic variables included)."""
-    return entry.body if type(entry) is Scheme else entry  # type: ignore[union-attr,return-value]
+    return entry.body if type(entry) is Scheme else entry  # type: ignore[return-value]
 
 
 class ValueEnv:

@@ -86,8 +86,8 @@ def _check_labels_and_binders(ck: Checker, pattern: ast.Pattern) -> None:
     One walk, left to right: a duplicate label fails at once; the first
     duplicate binder fails once the walk is over (a label error wins).
     """
-    if type(pattern) is ast.PVariant and len(pattern.args) < 2:  # type: ignore[union-attr]
-        args = pattern.args  # type: ignore[union-attr]
+    if type(pattern) is ast.PVariant and len(pattern.args) < 2:
+        args = pattern.args
         if not args or type(args[0]) is ast.PVar or type(args[0]) is ast.PWildcard:
             return  # fast path: a tag with at most one simple argument repeats nothing
     binders: set[str] = set()
@@ -134,7 +134,7 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
         for sub in pattern.args:  # type: ignore[union-attr]
             var = TVar(ck.level)
             if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
-                ck.env.bind(sub.name, var)  # type: ignore[union-attr]
+                ck.env.bind(sub.name, var)
                 ck.binders.append((sub.span, var))
             else:
                 type_pattern(ck, sub, var)

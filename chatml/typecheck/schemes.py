@@ -89,15 +89,15 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
     """
     original = t
     if type(t) is TVar:
-        link = t.link  # type: ignore[attr-defined]
+        link = t.link
         if link is not None:  # (one link needs no call)
             t = link if type(link) is not TVar else resolve(t)
         if type(t) is TVar:
-            if t.level != GENERIC:  # type: ignore[attr-defined]
+            if t.level != GENERIC:
                 return original
-            var = fresh.get(t)  # type: ignore[arg-type]
+            var = fresh.get(t)
             if var is None:
-                var = fresh[t] = TVar(level)  # type: ignore[index]
+                var = fresh[t] = TVar(level)
             return var
     kind = type(t)
     if kind not in _COPIED:
@@ -158,7 +158,7 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
         return TTuple(tuple(parts))
     if kind is TConstr:
         return TConstr(node.name, tuple(parts))
-    return kind(parts[0])  # type: ignore[no-any-return]
+    return kind(parts[0])
 
 
 #: The composite types :func:`_copy` rebuilds (everything else has no generic variable).
@@ -196,7 +196,7 @@ def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Buil
         if t.level != GENERIC:  # type: ignore[attr-defined]
             return t
         index = generics.setdefault(id(t), len(generics))
-        return itemgetter(index)  # type: ignore[return-value]
+        return itemgetter(index)
     if kind is TFun or kind is TRecord or kind is TVariant or kind is Row or kind is TArray \
             or kind is TRef or kind is TTuple or kind is TConstr:
         key = id(t)

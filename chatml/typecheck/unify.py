@@ -124,17 +124,17 @@ def unify(a: Type, b: Type) -> None:
     if ta is TVar:
         if tb is TVar:
             # ra now stands for rb: rb must not be more general than ra was
-            if rb.level > ra.level:  # type: ignore[union-attr]
-                rb.level = ra.level  # type: ignore[union-attr]
-            ra.link = rb  # type: ignore[union-attr]
+            if rb.level > ra.level:
+                rb.level = ra.level
+            ra.link = rb
         elif tb is Prim:  # fast path: a primitive needs no occurs check
-            ra.link = rb  # type: ignore[union-attr]
+            ra.link = rb
         else:
             _bind(ra, rb)  # type: ignore[arg-type]
         return
     if tb is TVar:
         if ta is Prim:
-            rb.link = ra  # type: ignore[union-attr]
+            rb.link = ra
         else:
             _bind(rb, ra)  # type: ignore[arg-type]
         return
@@ -143,24 +143,24 @@ def unify(a: Type, b: Type) -> None:
         # meet this pair again as identical and unification terminates. The
         # link is restored if the two sides turn out not to unify.
         if a is not ra and type(a) is TVar:
-            a.link = rb  # type: ignore[attr-defined]
+            a.link = rb
             try:
                 _SAME[ta](ra, rb)
             except UnifyError:
-                a.link = ra  # type: ignore[attr-defined]
+                a.link = ra
                 raise
         elif b is not rb and type(b) is TVar:
-            b.link = ra  # type: ignore[attr-defined]
+            b.link = ra
             try:
                 _SAME[ta](ra, rb)
             except UnifyError:
-                b.link = rb  # type: ignore[attr-defined]
+                b.link = rb
                 raise
         elif ta is TVariant:  # (the commonest pairs without the table's extra call)
-            _unify_rows(ra.row, rb.row)  # type: ignore[union-attr]
+            _unify_rows(ra.row, rb.row)
         elif ta is TArray or ta is TRef:
-            if ra.elem is not rb.elem:  # type: ignore[union-attr]
-                unify(ra.elem, rb.elem)  # type: ignore[union-attr]
+            if ra.elem is not rb.elem:
+                unify(ra.elem, rb.elem)
         else:
             _SAME[ta](ra, rb)
         return
@@ -228,11 +228,11 @@ def _bind(var: TVar, t: Type) -> None:
     if tt is Row:
         tail = t.tail  # type: ignore[attr-defined]
         while True:
-            if type(tail) is TVar and tail.link is not None:  # type: ignore[attr-defined]
+            if type(tail) is TVar and tail.link is not None:
                 tail = resolve(tail)
             if type(tail) is not Row:
                 break
-            tail = tail.tail  # type: ignore[attr-defined]
+            tail = tail.tail
         if tail is var:
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
     if tt in _DATA:
@@ -330,9 +330,9 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     while type(t) is TVar:
         # A bound variable's level records the outermost level its value reached;
         # parameter reopening gives a fresh row tail no more general than that.
-        if level < t.level < GENERIC:  # type: ignore[attr-defined]
-            t.level = level  # type: ignore[attr-defined]
-        link = t.link  # type: ignore[attr-defined]
+        if level < t.level < GENERIC:
+            t.level = level
+        link = t.link
         if link is None:
             return t is var
         t = link
@@ -364,11 +364,11 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     occurs = False
     for child in children:
         # leaves inline: an unbound variable or a primitive needs no call
-        if type(child) is TVar and child.link is None:  # type: ignore[attr-defined]
+        if type(child) is TVar and child.link is None:
             if child is var:
                 occurs = True
-            elif level < child.level < GENERIC:  # type: ignore[attr-defined]
-                child.level = level  # type: ignore[attr-defined]
+            elif level < child.level < GENERIC:
+                child.level = level
         elif type(child) is not Prim and _walk(var, child, level, budget):
             occurs = True
     if bound > level:
@@ -383,9 +383,9 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
     while stack:
         node = stack.pop()
         while type(node) is TVar:
-            if level < node.level < GENERIC:  # type: ignore[attr-defined]
-                node.level = level  # type: ignore[attr-defined]
-            link = node.link  # type: ignore[attr-defined]
+            if level < node.level < GENERIC:
+                node.level = level
+            link = node.link
             if link is None:
                 break
             node = link
@@ -504,12 +504,12 @@ def _unify_prims(a: Prim, b: Prim) -> None:
 def _unify_rows(r1: Type, r2: Type) -> None:
     """Row unification of spec 4.6 (labels of both sides, then the tails)."""
     # flatten_row, with its commonest case (one row, an unbound tail) inline
-    if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:  # type: ignore[attr-defined]
-        f1, t1 = r1.fields, r1.tail  # type: ignore[attr-defined]
+    if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:
+        f1, t1 = r1.fields, r1.tail
     else:
         f1, t1 = flatten_row(r1)
-    if type(r2) is Row and type(r2.tail) is TVar and r2.tail.link is None:  # type: ignore[attr-defined]
-        f2, t2 = r2.fields, r2.tail  # type: ignore[attr-defined]
+    if type(r2) is Row and type(r2.tail) is TVar and r2.tail.link is None:
+        f2, t2 = r2.fields, r2.tail
     else:
         f2, t2 = flatten_row(r2)
     # The label dicts start as the shared empty dict (never mutated): most
@@ -539,7 +539,7 @@ def _unify_rows(r1: Type, r2: Type) -> None:
                 if x is y:
                     continue
                 if type(x) is TTuple and type(y) is TTuple:  # a tag's payloads: skip a call
-                    _unify_tuple(x, y)  # type: ignore[arg-type]
+                    _unify_tuple(x, y)
                 else:
                     unify(x, y)
         except UnifyError as error:
@@ -554,16 +554,16 @@ def _unify_rows(r1: Type, r2: Type) -> None:
     elif not only_right:
         _unify_tail(t2, only_left, t1, r1)
     elif type(t1) is TVar:
-        level = t1.level if type(t2) is not TVar else min(t1.level, t2.level)  # type: ignore[attr-defined]
+        level = t1.level if type(t2) is not TVar else min(t1.level, t2.level)
         fresh = TVar(level)
         # (a flattened tail, but the labels' unification may have bound it since)
-        if type(t2) is TVar and t2.link is None:  # type: ignore[attr-defined]
-            _bind(t2, Row(only_left, fresh))  # type: ignore[arg-type]
+        if type(t2) is TVar and t2.link is None:
+            _bind(t2, Row(only_left, fresh))
         else:
             unify(t2, Row(only_left, fresh))
-        if t1.link is not None:  # type: ignore[attr-defined]
+        if t1.link is not None:
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
-        _bind(t1, Row(only_right, fresh))  # type: ignore[arg-type]
+        _bind(t1, Row(only_right, fresh))
     elif type(t1) is RowEmpty:
         raise _missing_label(only_right)
     elif type(t1) is not TError and type(t2) is not TError:
@@ -580,14 +580,14 @@ def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type, source: Ty
     ``tail`` is a flattened tail, but the unification of the common labels may
     have bound it since: only a still unbound one is bound directly.
     """
-    if type(tail) is TVar and tail.link is None:  # type: ignore[attr-defined]
+    if type(tail) is TVar and tail.link is None:
         row = Row(extra, other_tail)
         if type(source) is TVar:
             source = resolve(source)
         # Everything in the new row is reachable from ``source``, so its level bound
         # holds for the new row too (binding may then skip walking it).
         row.lvl = source.lvl  # type: ignore[attr-defined]
-        _bind(tail, row)  # type: ignore[arg-type]
+        _bind(tail, row)
         return
     if type(tail) is RowEmpty:
         raise _missing_label(extra)
