@@ -20,7 +20,7 @@ nodes) a cheaper way to make instances of such a class: the same object its
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 import attrs
 
@@ -43,6 +43,9 @@ class SharedMethods:
     """Base class providing ``__repr__``, ``__eq__`` and ``__hash__`` (see the module docs)."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # set by attrs on every frozen_record class; makes them AttrsInstances
+        __attrs_attrs__: ClassVar[tuple[attrs.Attribute[Any], ...]]
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{field.name}={getattr(self, field.name)!r}"

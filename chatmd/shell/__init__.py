@@ -41,10 +41,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-#: The environment variable naming the administrative policy file (spec §6.9). Defined
-#: here, not in :mod:`chatmd.shell.secure.admin`, so that checking whether a policy is
+#: The environment variable naming the administrative policy file (spec §6.9), defined in
+#: :mod:`chatmd.shell.secure` (no import cost) so that checking whether a policy is
 #: configured loads nothing (``chatmd.declarations.shell_validation`` asks before compiling).
-POLICY_VARIABLE = "OCHAT_SHELL_ADMIN_POLICY"
+from chatmd.shell.secure import POLICY_VARIABLE
 
 #: Public name -> the module that defines it (imported on first use, so that
 #: importing one phase does not pay for the others).

@@ -20,7 +20,6 @@ import attrs
 
 from chatcommon.diagnostics import Diagnostic
 from chatcommon.sources import Span
-from chatmd.shell import POLICY_VARIABLE
 from chatmd.shell.compile.compiler import CompiledShell
 from chatmd.shell.compile.reporting import compile_diagnostic, location
 from chatmd.shell.compile.validate import runtime_hooks
@@ -35,6 +34,7 @@ from chatmd.shell.declare.values import (
     parse_duration,
     parse_uint,
 )
+from chatmd.shell.secure import POLICY_VARIABLE
 
 PHASE = "shell.secure"
 

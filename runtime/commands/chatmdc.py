@@ -1,8 +1,9 @@
-"""The ``chatmdc`` command: a thin shell over :mod:`chatmd.frontend`.
+"""The ``chatmdc`` command: a thin shell over :mod:`runtime.prompt_checks`.
 
-``chatmdc check [--format text|json] [--confine] PATH...`` reports every
-diagnostic of the full frontend (parse, imports, declarations, registered
-checks). ``chatmdc compile PATH [--emit ir|request|chatmd] [-o OUT]`` checks
+It lives above both languages because ``check`` runs the ChatML script checks
+too. ``chatmdc check [--format text|json] [--confine] PATH...`` reports every
+diagnostic of the full frontend (parse, imports, declarations, ChatMD's checks
+and the ChatML script checks). ``chatmdc compile PATH [--emit ir|request|chatmd] [-o OUT]`` checks
 the same way and, when there is no error, writes the chosen artefact to
 standard output or (atomically) to ``OUT``.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from chatcommon.quick_args import CommandSpec, quick_parse
 
@@ -79,7 +80,7 @@ def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from chatcommon.sources import SourceRegistry
-    from chatmd.frontend import check_prompt
+    from runtime.prompt_checks import check_prompt
 
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
@@ -151,7 +152,7 @@ EMITTERS: dict[str, Emitter] = {
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from chatcommon.diagnostics import DiagnosticError
-    from chatmd.frontend import check_prompt
+    from runtime.prompt_checks import check_prompt
 
     result = check_prompt(args.path, confine=args.confine)
     diagnostics = list(result.diagnostics)
@@ -227,10 +228,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "(by default only local files are read)")
     compile_.set_defaults(run=_cmd_compile)
 
+    register_commands(commands)
+    return parser
+
+
+def register_commands(commands: Any) -> None:
+    """The registration point of the subcommands beyond ``check`` and ``compile``.
+
+    One import and one call per command module; each adds its parser(s) to
+    ``commands`` (an argparse subparsers object) with ``set_defaults(run=...)``.
+    Called only when argparse is needed, so ``chatmdc check`` does not import them.
+    """
     from chatmd.shell.cli import add_shell_command
 
     add_shell_command(commands)  # chatmdc shell explain
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
