@@ -50,6 +50,6 @@ class HelpFormatter(argparse.HelpFormatter):
 class ArgumentParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose help formatter defaults to :class:`HelpFormatter`."""
 
-    def __init__(self, *args: Any, formatter_class: type[argparse.HelpFormatter] = HelpFormatter,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)

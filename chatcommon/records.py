@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 import attrs
 
 _C = TypeVar("_C", bound=type)
+_R = TypeVar("_R", bound="SharedMethods")
 
-__all__ = ["SharedMethods", "compared_fields", "fast_constructor", "frozen_record"]
+__all__ = ["SharedMethods", "compared_fields", "evolve", "fast_constructor", "frozen_record"]
 
 _COMPARED: dict[type, tuple[str, ...]] = {}
 
@@ -79,6 +80,13 @@ def frozen_record(cls: _C) -> _C:
     return _FROZEN(cls)
 
 
+def evolve(record: _R, **changes: Any) -> _R:
+    """``attrs.evolve`` for a :data:`frozen_record` class: a copy with ``changes`` applied."""
+    # mypy's attrs plugin checks evolve() only for classes it saw decorated by attrs itself;
+    # frozen_record classes are attrs classes it knows through dataclass_transform instead.
+    return attrs.evolve(record, **changes)  # type: ignore[misc]
+
+
 def fast_constructor(cls: type) -> Callable[..., Any]:
     """A function taking every field of ``cls`` positionally, in declaration order.
 
@@ -107,7 +115,7 @@ _new = object.__new__
 
 def _one(cls: type, a: Any) -> Callable[..., Any]:
     def make(x: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         return node
     return make
@@ -115,7 +123,7 @@ def _one(cls: type, a: Any) -> Callable[..., Any]:
 
 def _two(cls: type, a: Any, b: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         return node
@@ -124,7 +132,7 @@ def _two(cls: type, a: Any, b: Any) -> Callable[..., Any]:
 
 def _three(cls: type, a: Any, b: Any, c: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)
@@ -134,7 +142,7 @@ def _three(cls: type, a: Any, b: Any, c: Any) -> Callable[..., Any]:
 
 def _four(cls: type, a: Any, b: Any, c: Any, d: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any, w: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)
@@ -145,7 +153,7 @@ def _four(cls: type, a: Any, b: Any, c: Any, d: Any) -> Callable[..., Any]:
 
 def _five(cls: type, a: Any, b: Any, c: Any, d: Any, e: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any, w: Any, v: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.records import evolve
 from chatmd.ir import CustomTool, Prompt, ShellTool
 from chatmd.shell.compile.compiler import CompiledShell, compile_runtimes
 from chatmd.shell.compile.features import SUPPORTED_FEATURES
@@ -165,11 +166,11 @@ def with_compiled_shell(prompt: Prompt) -> Prompt:
     tools = {record["name"]: {"manifest_sha256": digest, **record,
                               "definition": definitions[record["name"]]}
              for record in payload["tools"]}
-    return attrs.evolve(
+    return evolve(
         prompt,
-        shell_runtimes=tuple(attrs.evolve(r, compiled=runtimes.get(r.id))
+        shell_runtimes=tuple(evolve(r, compiled=runtimes.get(r.id))
                              for r in prompt.shell_runtimes),
-        tools=tuple(attrs.evolve(t, compiled=tools.get(t.name)) if isinstance(t, ShellTool)
+        tools=tuple(evolve(t, compiled=tools.get(t.name)) if isinstance(t, ShellTool)
                     else t for t in prompt.tools))
 
 

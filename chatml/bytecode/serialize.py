@@ -136,7 +136,7 @@ def _module(body: dict[str, Any]) -> CompiledModule:
     builtin_slots = tuple((_int(s, "builtin slot", 0, n_globals), _str(n, "builtin name"))
                           for s, n in body["builtin_slots"])
     raw_codes = body["codes"]
-    _expect(isinstance(raw_codes, list) and raw_codes, "no code objects")
+    _expect(isinstance(raw_codes, list) and bool(raw_codes), "no code objects")
     n_codes = len(raw_codes)
     codes = tuple(_code(raw, consts, n_globals, n_codes) for raw in raw_codes)
     return CompiledModule(

@@ -65,11 +65,11 @@ def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]
     mark = env.mark()
     placeholders: list[Type] = []
     for binding in bindings:
-        placeholder = TVar(ck.level)
-        placeholders.append(placeholder)
-        env.bind(binding.name, placeholder)
+        fresh = TVar(ck.level)
+        placeholders.append(fresh)
+        env.bind(binding.name, fresh)
         if binding.name_span is not None:
-            ck.binders.append((binding.name_span, placeholder))
+            ck.binders.append((binding.name_span, fresh))
     for binding, placeholder in zip(bindings, placeholders, strict=True):
         t = ck.rules[type(binding.rhs)](ck, binding.rhs)
         try:

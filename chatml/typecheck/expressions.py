@@ -196,7 +196,7 @@ def infer_app(ck: Checker, e: ast.App) -> Type:
     callee = e.fn
     if type(callee) is ast.Var:  # infer_var inlined for the commonest callee
         function = ck.env.values.get(callee.name)
-        if type(function) is Scheme:
+        if isinstance(function, Scheme):
             function = function.instantiate(ck.level)
         elif function is None:
             function = infer_var(ck, callee)  # reports the unknown variable

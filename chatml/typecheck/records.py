@@ -89,7 +89,7 @@ def infer_field_get(ck: Checker, e: ast.FieldGet) -> Type:
                 if field is not None and isinstance(tail, RowEmpty):
                     ck.field_flavors.append((e.span, body.flavor))
                     return entry.instantiate_field(label, field, ck.level)
-        if entry is not None and type(entry) is not Scheme:
+        if entry is not None and not isinstance(entry, Scheme):
             record = entry  # a monomorphic variable is its own type (infer_var, without a call)
         else:
             record = ck.rules[ast.Var](ck, base)
@@ -209,7 +209,7 @@ def reopen_parameter(param: TVar, level: int) -> None:
     current = param.link  # (one link needs no call)
     if type(current) is TVar:
         current = resolve(param)
-    if type(current) not in _REOPENED:  # fast path: nothing in it to reopen
+    if current is None or type(current) not in _REOPENED:  # fast path: nothing to reopen
         return
     reopened = _reopen(current, min(level, param.level), set())
     if reopened is not current:

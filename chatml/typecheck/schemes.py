@@ -158,7 +158,7 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
         return TTuple(tuple(parts))
     if kind is TConstr:
         return TConstr(node.name, tuple(parts))
-    return kind(parts[0])
+    return TArray(parts[0]) if kind is TArray else TRef(parts[0])  # the rest of _COPIED
 
 
 #: The composite types :func:`_copy` rebuilds (everything else has no generic variable).

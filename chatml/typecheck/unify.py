@@ -24,6 +24,7 @@ raises anything else and terminates on cyclic types:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatml.typecheck import errors
@@ -99,6 +100,8 @@ _mu_depth = 0
 
 def unify(a: Type, b: Type) -> None:
     """Make ``a`` and ``b`` equal, or raise :class:`UnifyError`."""
+    ra: Any  # the resolved sides: dispatched on ta/tb, which mypy cannot follow
+    rb: Any
     ta = type(a)
     if ta is TVar:
         link = a.link  # type: ignore[attr-defined]
@@ -130,13 +133,13 @@ def unify(a: Type, b: Type) -> None:
         elif tb is Prim:  # fast path: a primitive needs no occurs check
             ra.link = rb
         else:
-            _bind(ra, rb)  # type: ignore[arg-type]
+            _bind(ra, rb)
         return
     if tb is TVar:
         if ta is Prim:
             rb.link = ra
         else:
-            _bind(rb, ra)  # type: ignore[arg-type]
+            _bind(rb, ra)
         return
     if ta is tb:
         # Re-link a bound variable to the other side first: cyclic types then
@@ -170,9 +173,9 @@ def unify(a: Type, b: Type) -> None:
         _unify_mu(ra, rb)
         return
     if ta is Row and tb is RowEmpty:
-        raise _missing_label(ra.fields)  # type: ignore[attr-defined]
+        raise _missing_label(ra.fields)
     if tb is Row and ta is RowEmpty:
-        raise _missing_label(rb.fields)  # type: ignore[attr-defined]
+        raise _missing_label(rb.fields)
     if isinstance(ra, Flavor) and isinstance(rb, Flavor):
         _unify_flavors(ra, rb)
         return
@@ -504,6 +507,8 @@ def _unify_prims(a: Prim, b: Prim) -> None:
 def _unify_rows(r1: Type, r2: Type) -> None:
     """Row unification of spec 4.6 (labels of both sides, then the tails)."""
     # flatten_row, with its commonest case (one row, an unbound tail) inline
+    t1: Type
+    t2: Type
     if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:
         f1, t1 = r1.fields, r1.tail
     else:
@@ -594,7 +599,7 @@ def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type, source: Ty
     unify(tail, Row(extra, other_tail))
 
 
-_SAME = {
+_SAME: dict[type[Type], Callable[[Any, Any], None]] = {
     TFun: _unify_fun,
     TArray: _unify_elem,
     TRef: _unify_elem,
