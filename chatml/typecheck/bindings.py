@@ -23,15 +23,15 @@ _VALUES = (ast.Int, ast.Float, ast.Bool, ast.String, ast.Unit, ast.Var, ast.Lamb
 
 def is_nonexpansive(expr: ast.Expr) -> bool:
     """Whether evaluating ``expr`` cannot allocate mutable state (spec 4.4)."""
-    kind = type(expr)
-    if kind in _VALUES:
+    if type(expr) in _VALUES:
         return True
-    if kind is ast.Record:
-        return all(is_nonexpansive(f.value) for f in expr.fields)  # type: ignore[union-attr]
-    if kind is ast.Variant:
-        return all(is_nonexpansive(a) for a in expr.args)  # type: ignore[union-attr]
-    if kind is ast.Annot:
-        return is_nonexpansive(expr.expr)  # type: ignore[union-attr]
+    match expr:
+        case ast.Record():
+            return all(is_nonexpansive(f.value) for f in expr.fields)
+        case ast.Variant():
+            return all(is_nonexpansive(a) for a in expr.args)
+        case ast.Annot():
+            return is_nonexpansive(expr.expr)
     return False
 
 
@@ -88,8 +88,8 @@ def infer_let_in(ck: Checker, e: ast.LetIn) -> Type:
     mark = len(env.trail)  # env.mark(), without the call
     env.bind(e.name, entry)
     if e.name_span is not None:
-        bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
-        ck.binders.append((e.name_span, bound))  # type: ignore[arg-type]
+        bound = entry.body if isinstance(entry, Scheme) else entry  # entry_type, inlined
+        ck.binders.append((e.name_span, bound))
     body = ck.rules[type(e.body)](ck, e.body)
     env.undo(mark)
     return body

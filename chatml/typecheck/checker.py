@@ -109,9 +109,9 @@ class Checker:
         entry = self.env.values.get(name)
         if entry is None:
             return None
-        if type(entry) is Scheme:
+        if isinstance(entry, Scheme):
             return entry.instantiate(self.level)
-        return entry  # type: ignore[return-value]
+        return entry
 
     def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
         """The environment entry for a binding of type ``t`` at the current level (4.4)."""
@@ -255,11 +255,10 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bo
     if last is not None:
         while type(last) is TVar and last.link is not None:
             last = last.link
-        kind = type(last)
-        if kind is TVar:
-            if level < last.level < GENERIC and last not in found:  # type: ignore[attr-defined]
-                found.append(last)  # type: ignore[arg-type]
-        elif kind not in _SCAN_LEAVES and _scan(last, level, found, colour):
+        if type(last) is TVar:
+            if level < last.level < GENERIC and last not in found:
+                found.append(last)
+        elif type(last) not in _SCAN_LEAVES and _scan(last, level, found, colour):
             recursive = True
     colour[t] = 2
     return recursive
