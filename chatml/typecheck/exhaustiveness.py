@@ -60,8 +60,8 @@ def is_total(pattern: ast.Pattern, t: Type) -> bool:
     kind = type(pattern)
     if kind is ast.PWildcard or kind is ast.PVar or kind is ast.PUnit:
         return True
-    if kind is ast.PRecord:
-        return _total_record(pattern, t)  # type: ignore[arg-type]
+    if isinstance(pattern, ast.PRecord):
+        return _total_record(pattern, t)
     return False
 
 

@@ -73,9 +73,9 @@ def infer_var(ck: Checker, e: ast.Var) -> Type:
     if entry is None:
         ck.report(unknown_variable(ck, e.name, e.span))
         return ERROR
-    if type(entry) is Scheme:
+    if isinstance(entry, Scheme):
         return entry.instantiate(ck.level)
-    return entry  # type: ignore[return-value]
+    return entry
 
 
 def unknown_variable(ck: Checker, name: str, span: Span) -> Diagnostic:

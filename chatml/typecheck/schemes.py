@@ -45,7 +45,8 @@ class Scheme:
     def __init__(self, body: Type) -> None:
         self.body = body
         self._template: Template | None = None
-        self._fields: dict[str, Template] | None = None
+        #: label -> its compiled template; None once the field was instantiated once
+        self._fields: dict[str, Template | None] | None = None
         self._used = False
 
     def __repr__(self) -> str:
@@ -68,7 +69,7 @@ class Scheme:
         template = fields.get(label)
         if template is None:
             if label not in fields:
-                fields[label] = None  # type: ignore[assignment]
+                fields[label] = None
                 return instantiate(field, level)
             template = fields[label] = compile_template(field)
         return template(level)
@@ -192,8 +193,8 @@ def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Buil
     """A constant type (no generics below) or a builder of instances."""
     t = resolve(t)
     kind = type(t)
-    if kind is TVar:
-        if t.level != GENERIC:  # type: ignore[attr-defined]
+    if isinstance(t, TVar):
+        if t.level != GENERIC:
             return t
         index = generics.setdefault(id(t), len(generics))
         return itemgetter(index)
