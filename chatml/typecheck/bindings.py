@@ -88,7 +88,7 @@ def infer_let_in(ck: Checker, e: ast.LetIn) -> Type:
     mark = len(env.trail)  # env.mark(), without the call
     env.bind(e.name, entry)
     if e.name_span is not None:
-        bound = entry.body if isinstance(entry, Scheme) else entry  # entry_type, inlined
+        bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
         ck.binders.append((e.name_span, bound))
     body = ck.rules[type(e.body)](ck, e.body)
     env.undo(mark)

@@ -109,7 +109,7 @@ class Checker:
         entry = self.env.values.get(name)
         if entry is None:
             return None
-        if isinstance(entry, Scheme):
+        if type(entry) is Scheme:
             return entry.instantiate(self.level)
         return entry
 

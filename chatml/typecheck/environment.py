@@ -17,7 +17,7 @@ Entry = Type | Scheme
 
 def entry_type(entry: Entry) -> Type:
     """The type an entry stands for (a scheme's body, generic variables included)."""
-    return entry.body if isinstance(entry, Scheme) else entry
+    return entry.body if type(entry) is Scheme else entry
 
 
 class ValueEnv:

@@ -60,7 +60,7 @@ def is_total(pattern: ast.Pattern, t: Type) -> bool:
     kind = type(pattern)
     if kind is ast.PWildcard or kind is ast.PVar or kind is ast.PUnit:
         return True
-    if isinstance(pattern, ast.PRecord):
+    if type(pattern) is ast.PRecord:
         return _total_record(pattern, t)
     return False
 

@@ -73,7 +73,7 @@ def infer_var(ck: Checker, e: ast.Var) -> Type:
     if entry is None:
         ck.report(unknown_variable(ck, e.name, e.span))
         return ERROR
-    if isinstance(entry, Scheme):
+    if type(entry) is Scheme:
         return entry.instantiate(ck.level)
     return entry
 
@@ -196,7 +196,7 @@ def infer_app(ck: Checker, e: ast.App) -> Type:
     callee = e.fn
     if type(callee) is ast.Var:  # infer_var inlined for the commonest callee
         function = ck.env.values.get(callee.name)
-        if isinstance(function, Scheme):
+        if type(function) is Scheme:
             function = function.instantiate(ck.level)
         elif function is None:
             function = infer_var(ck, callee)  # reports the unknown variable

@@ -89,7 +89,7 @@ def infer_field_get(ck: Checker, e: ast.FieldGet) -> Type:
                 if field is not None and isinstance(tail, RowEmpty):
                     ck.field_flavors.append((e.span, body.flavor))
                     return entry.instantiate_field(label, field, ck.level)
-        if entry is not None and not isinstance(entry, Scheme):
+        if entry is not None and type(entry) is not Scheme:
             record = entry  # a monomorphic variable is its own type (infer_var, without a call)
         else:
             record = ck.rules[ast.Var](ck, base)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, final
 
 from chatml.typecheck.types import (
     GENERIC,
@@ -37,6 +37,7 @@ Builder = Callable[[list[TVar]], Type]
 Template = Callable[[int], Type]
 
 
+@final  # no subclasses: `type(entry) is Scheme` is a complete test (and narrows for mypy)
 class Scheme:
     """A polymorphic type: ``body`` mentions generic variables."""
 
@@ -193,7 +194,7 @@ def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Buil
     """A constant type (no generics below) or a builder of instances."""
     t = resolve(t)
     kind = type(t)
-    if isinstance(t, TVar):
+    if type(t) is TVar:
         if t.level != GENERIC:
             return t
         index = generics.setdefault(id(t), len(generics))

@@ -72,7 +72,7 @@ def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
             env.bind(name, entry)
             span = stmt.name_span
             if span is not None:
-                bound = entry.body if isinstance(entry, Scheme) else entry  # entry_type, inlined
+                bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
                 ck.binders.append((span, bound))
             if top:
                 ck.top_bindings.append((name, entry, span))
@@ -99,7 +99,7 @@ def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
 
 def _record(ck: Checker, name: str, entry: Entry, span: Span | None, top: bool) -> None:
     if span is not None:
-        bound = entry.body if isinstance(entry, Scheme) else entry  # entry_type, inlined
+        bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
         ck.binders.append((span, bound))
     if top:
         ck.top_bindings.append((name, entry, span))
