@@ -259,6 +259,14 @@ class _Compiler:
         # Right spines of `;` and `let ... in` are walked in a loop (long scripts chain them).
         while True:
             match node:
+                case ast.Var():  # the commonest expression first (a fast path of `simple`)
+                    self.load(node)
+                    if tail:
+                        self.emit(Op.RETURN, node.span)
+                    return
+                case ast.App():
+                    self.call(node, tail)
+                    return
                 case ast.Sequence():
                     self.expr(node.first)
                     self.emit(Op.POP, node.span)
@@ -278,9 +286,6 @@ class _Compiler:
                     node = node.body
                 case ast.Annot():
                     node = node.expr
-                case ast.App():
-                    self.call(node, tail)
-                    return
                 case ast.If():
                     self.expr(node.cond)
                     self.emit(Op.IF, node.span)
@@ -306,10 +311,12 @@ class _Compiler:
                 self.load(node)
             case ast.Int() | ast.Float() | ast.Bool() | ast.String():
                 self.emit(Op.CONST, span, self.const(node.value))
-            case ast.Unit():
-                self.emit(Op.CONST, span, self.const(None))
             case ast.Prim2():
                 self.binary(node)
+            case ast.FieldGet():
+                self.field_get(node)
+            case ast.Unit():
+                self.emit(Op.CONST, span, self.const(None))
             case ast.Prim1():
                 self.expr(node.operand)
                 self.emit(Op.NEG if node.op is ast.UnOp.NEG_INT else Op.FNEG, span)
@@ -329,8 +336,6 @@ class _Compiler:
                 self.expr(node.base)
                 self.fields(node.fields)
                 self.emit(Op.EXTEND, span, self.const(tuple(f.label for f in node.fields)))
-            case ast.FieldGet():
-                self.field_get(node)
             case ast.Variant():
                 for arg in node.args:
                     self.expr(arg)

@@ -360,6 +360,11 @@ class _Resolver:
                         continue
                     self.result.var_binding[id(node)] = binding
                     self.result.var_access[id(node)] = self.access(binding, frame)
+                case ast.Int() | ast.String() | ast.Bool() | ast.Float() | ast.Unit():
+                    pass  # leaves (the commonest nodes after variables): nothing to resolve
+                case ast.App() | ast.Prim2() | ast.FieldGet():  # the commonest inner nodes
+                    for child in reversed(list(ast.children(node))):
+                        work.append((child, env, frame, None))
                 case ast.Lambda():
                     work.append(self.lambda_(node, env, frame, name))
                 case ast.LetIn():
