@@ -1,5 +1,11 @@
 """Shell runtime declarations: strict validation, the manifest compiler, schemas, explain.
 
+Folders, one per phase: ``declare/`` (elements to typed declarations), ``compile/``
+(declarations to one manifest, the tool schemas, the command-chain grammar) and
+``secure/`` (administrative ceilings). Beside them: :mod:`~chatmd.shell.integration`
+(the prompt IR to the compiler and back), :mod:`~chatmd.shell.explanation` (the
+readable summary) and :mod:`~chatmd.shell.cli` (``chatmdc shell explain``).
+
 Phase 1 (declare) — lower top-level elements into typed declarations, with
 every diagnostic of spec §7 (positions at the offending element or attribute):
 
@@ -29,8 +35,8 @@ prompt as a readable summary (which layer set each setting).
 
 Prompt integration (:mod:`chatmd.shell.integration`): the prompt check run by
 ``chatmdc check``, ``with_compiled_shell`` for ``--emit ir``,
-``shell_tool_definition`` for ``--emit request`` and ``explain_prompt`` for
-``chatmdc shell explain``.
+``shell_tool_definition`` for ``--emit request`` and ``compile_declared_shell``
+for ``chatmdc shell explain`` (:func:`chatmd.shell.cli.explain_prompt`).
 
 Names are imported from their modules on first use: ``import chatmd.shell``
 is cheap, and checking a prompt does not load explain or the schemas.
