@@ -381,8 +381,8 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
 
 def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
     occurs = False
-    stack = [t]
-    seen: dict[int, Type] = {}
+    stack: list[Any] = [t]  # type nodes, walked by their type(): mypy cannot follow that
+    seen: dict[int, Any] = {}
     while stack:
         node = stack.pop()
         while type(node) is TVar:
@@ -402,30 +402,30 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
         key = id(node)
         if key in seen:
             continue
-        bound = node.lvl  # type: ignore[attr-defined]
+        bound = node.lvl
         if bound < level or (bound == level and not find):
             continue
         seen[key] = node
         if tn is TFun:
-            stack.extend(node.params)  # type: ignore[attr-defined]
-            stack.append(node.result)  # type: ignore[attr-defined]
+            stack.extend(node.params)
+            stack.append(node.result)
         elif tn is TRecord:
-            stack.append(node.row)  # type: ignore[attr-defined]
-            stack.append(node.flavor)  # type: ignore[attr-defined]
+            stack.append(node.row)
+            stack.append(node.flavor)
         elif tn is Row:
-            stack.extend(node.fields.values())  # type: ignore[attr-defined]
-            stack.append(node.tail)  # type: ignore[attr-defined]
+            stack.extend(node.fields.values())
+            stack.append(node.tail)
         elif tn is TVariant:
-            stack.append(node.row)  # type: ignore[attr-defined]
+            stack.append(node.row)
         elif tn is TArray or tn is TRef:
-            stack.append(node.elem)  # type: ignore[attr-defined]
+            stack.append(node.elem)
         elif tn is TTuple:
-            stack.extend(node.elems)  # type: ignore[attr-defined]
+            stack.extend(node.elems)
         elif tn is TConstr:
-            stack.extend(node.args)  # type: ignore[attr-defined]
+            stack.extend(node.args)
     for node in seen.values():  # every node below was walked: its bound is now ``level``
-        if node.lvl > level:  # type: ignore[attr-defined]
-            node.lvl = level  # type: ignore[attr-defined]
+        if node.lvl > level:
+            node.lvl = level
     return occurs
 
 
