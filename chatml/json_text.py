@@ -201,7 +201,7 @@ class _Parser:
         return JsonSyntaxError(message, self.text, offset, hint)
 
     def skip(self, offset: int) -> int:
-        return _WHITESPACE.match(self.text, offset).end()  # type: ignore[union-attr]
+        return _WHITESPACE.match(self.text, offset).end()  # type: ignore[union-attr]  # matches ''; never None
 
     def parse(self) -> JsonTree:
         text = self.text

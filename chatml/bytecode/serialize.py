@@ -186,7 +186,7 @@ def _code(raw: dict[str, Any], consts: tuple[object, ...], n_globals: int,
         n_locals=n_locals,
         captures=captures,
         instructions=tuple(instructions),
-        positions=positions,  # type: ignore[arg-type]
+        positions=positions,  # type: ignore[arg-type]  # 4-int tuples: lines is checked a multiple of 4
         self_loop=flags[0],
         may_bounce=flags[1],
         parent=_int(raw["parent"], "parent", -1, n_codes),

@@ -104,7 +104,7 @@ def unify(a: Type, b: Type) -> None:
     rb: Any
     ta = type(a)
     if ta is TVar:
-        link = a.link  # type: ignore[attr-defined]
+        link = a.link  # type: ignore[attr-defined]  # ta is TVar
         if link is None:
             ra = a
         else:
@@ -114,7 +114,7 @@ def unify(a: Type, b: Type) -> None:
         ra = a
     tb = type(b)
     if tb is TVar:
-        link = b.link  # type: ignore[attr-defined]
+        link = b.link  # type: ignore[attr-defined]  # tb is TVar
         if link is None:
             rb = b
         else:
@@ -229,7 +229,7 @@ def _bind(var: TVar, t: Type) -> None:
         var.link = t
         return
     if tt is Row:
-        tail = t.tail  # type: ignore[attr-defined]
+        tail = t.tail  # type: ignore[attr-defined]  # tt is Row
         while True:
             if type(tail) is TVar and tail.link is not None:
                 tail = resolve(tail)
@@ -342,6 +342,8 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     tn = type(t)
     if tn in _LEAVES:
         return False
+    # The ignores below: dispatch on ``tn = type(t)``, which mypy does not narrow ``t`` by
+    # (``match`` or repeated ``type(t) is`` tests would slow this hot walk).
     bound = t.lvl  # type: ignore[attr-defined]
     if bound < level:
         return False
@@ -375,7 +377,7 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
         elif type(child) is not Prim and _walk(var, child, level, budget):
             occurs = True
     if bound > level:
-        t.lvl = level  # type: ignore[attr-defined]
+        t.lvl = level  # type: ignore[attr-defined]  # composite: has lvl
     return occurs
 
 
@@ -433,6 +435,7 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
 
 
 def _unify_elem(a: Type, b: Type) -> None:
+    # (a and b are both TArray or both TRef: _SAME dispatches on the type)
     if a.elem is not b.elem:  # type: ignore[attr-defined]
         unify(a.elem, b.elem)  # type: ignore[attr-defined]
 
@@ -591,7 +594,7 @@ def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type, source: Ty
             source = resolve(source)
         # Everything in the new row is reachable from ``source``, so its level bound
         # holds for the new row too (binding may then skip walking it).
-        row.lvl = source.lvl  # type: ignore[attr-defined]
+        row.lvl = source.lvl  # type: ignore[attr-defined]  # a resolved composite: has lvl
         _bind(tail, row)
         return
     if type(tail) is RowEmpty:

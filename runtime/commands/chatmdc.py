@@ -27,7 +27,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from chatcommon.quick_args import CommandSpec, quick_parse
+from chatcommon.quick_args import CommandSpec, ParsedArgs, quick_parse
 
 if TYPE_CHECKING:
     import argparse
@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatcommon.allocation import one_shot_process
 
         one_shot_process()
-    args: argparse.Namespace | None = quick_parse(  # type: ignore[assignment]
+    args: argparse.Namespace | ParsedArgs | None = quick_parse(
         sys.argv[1:] if argv is None else argv, CHECK_SPEC)
     if args is None:
         try:
