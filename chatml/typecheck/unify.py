@@ -342,28 +342,29 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     tn = type(t)
     if tn in _LEAVES:
         return False
-    # The ignores below: dispatch on ``tn = type(t)``, which mypy does not narrow ``t`` by
-    # (``match`` or repeated ``type(t) is`` tests would slow this hot walk).
-    bound = t.lvl  # type: ignore[attr-defined]
+    # Dispatch on ``tn = type(t)``, which mypy does not narrow ``t`` by, so the node is read
+    # through ``node: Any`` (``match`` or repeated ``type(t) is`` tests would slow this walk).
+    node: Any = t
+    bound = node.lvl
     if bound < level:
         return False
     budget[0] -= 1
     if budget[0] < 0:
         raise _OverBudget
     if tn is TFun:
-        children: Any = [*t.params, t.result]  # type: ignore[attr-defined]
+        children: Any = [*node.params, node.result]
     elif tn is Row:
-        children = [*t.fields.values(), t.tail]  # type: ignore[attr-defined]
+        children = [*node.fields.values(), node.tail]
     elif tn is TRecord:
-        children = (t.row, t.flavor)  # type: ignore[attr-defined]
+        children = (node.row, node.flavor)
     elif tn is TVariant:
-        children = (t.row,)  # type: ignore[attr-defined]
+        children = (node.row,)
     elif tn is TArray or tn is TRef:
-        children = (t.elem,)  # type: ignore[attr-defined]
+        children = (node.elem,)
     elif tn is TTuple:
-        children = t.elems  # type: ignore[attr-defined]
+        children = node.elems
     elif tn is TConstr:
-        children = t.args  # type: ignore[attr-defined]
+        children = node.args
     else:
         return False
     occurs = False
@@ -377,7 +378,7 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
         elif type(child) is not Prim and _walk(var, child, level, budget):
             occurs = True
     if bound > level:
-        t.lvl = level  # type: ignore[attr-defined]  # composite: has lvl
+        node.lvl = level
     return occurs
 
 
