@@ -111,7 +111,7 @@ def _check_startup(prompt: Path, repeat: int) -> tuple[float, float, float]:
     from the second run on. CPU time (user + system of the child) is printed
     too: on a shared machine it is the steadier number.
     """
-    command = [sys.executable, "-m", "chatmd.cli", "check", str(prompt)]
+    command = [sys.executable, "-m", "runtime.commands.chatmdc", "check", str(prompt)]
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run(command, check=True, cwd=REPO, capture_output=True, env=env)
     walls = []

@@ -118,7 +118,7 @@ class Bench:
         return future
 
     async def start(self) -> None:
-        await self.client.start_io(sys.executable, "-m", "chatmd.cli", "lsp")
+        await self.client.start_io(sys.executable, "-m", "runtime.commands.chatmdc", "lsp")
         await self.client.initialize_async(lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities()))
         self.client.initialized(lsp.InitializedParams())

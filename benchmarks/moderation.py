@@ -172,7 +172,7 @@ def bench_events(artifact: Any, count: int, repeat: int) -> tuple[float, int]:
 
 
 def bench_turn(prompt_dir: Path, turns: int, repeat: int) -> tuple[float, float]:
-    from chatmd.frontend import load_prompt
+    from runtime.prompt_checks import load_prompt
     from runtime.session import Session
 
     def fake_model(request: Any) -> list[dict[str, Any]]:

@@ -30,8 +30,9 @@ def terminal_columns() -> int:
     except (KeyError, ValueError):
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or _FALLBACK_COLUMNS
@@ -50,6 +51,6 @@ class HelpFormatter(argparse.HelpFormatter):
 class ArgumentParser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose help formatter defaults to :class:`HelpFormatter`."""
 
-    def __init__(self, *args: Any, formatter_class: type[argparse.HelpFormatter] = HelpFormatter,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)

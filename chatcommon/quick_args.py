@@ -17,7 +17,7 @@ generated command lines).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["CommandSpec", "ParsedArgs", "quick_parse"]
 
@@ -48,6 +48,9 @@ class ParsedArgs:
 
     def __init__(self, **values: Any) -> None:
         self.__dict__.update(values)
+
+    if TYPE_CHECKING:  # the attributes are the spec's destinations, as on a Namespace
+        def __getattr__(self, name: str) -> Any: ...
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())

@@ -20,11 +20,14 @@ nodes) a cheaper way to make instances of such a class: the same object its
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 import attrs
 
-__all__ = ["SharedMethods", "compared_fields", "fast_constructor", "frozen_record"]
+_C = TypeVar("_C", bound=type)
+_R = TypeVar("_R", bound="SharedMethods")
+
+__all__ = ["SharedMethods", "compared_fields", "evolve", "fast_constructor", "frozen_record"]
 
 _COMPARED: dict[type, tuple[str, ...]] = {}
 
@@ -42,9 +45,12 @@ class SharedMethods:
 
     __slots__ = ()
 
+    if TYPE_CHECKING:  # set by attrs on every frozen_record class; makes them AttrsInstances
+        __attrs_attrs__: ClassVar[tuple[attrs.Attribute[Any], ...]]
+
     def __repr__(self) -> str:
         shown = ", ".join(f"{field.name}={getattr(self, field.name)!r}"
-                          for field in attrs.fields(self.__class__)  # type: ignore[misc]
+                          for field in attrs.fields(self.__class__)
                           if field.repr)
         return f"{self.__class__.__name__}({shown})"
 
@@ -61,8 +67,24 @@ class SharedMethods:
                      *[getattr(self, name) for name in compared_fields(self.__class__)]))
 
 
-#: The class decorator: frozen and slotted, with the methods of :class:`SharedMethods`.
-frozen_record: Any = attrs.frozen(repr=False, eq=False)
+_FROZEN = attrs.frozen(repr=False, eq=False)
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(attrs.field,))
+def frozen_record(cls: _C) -> _C:
+    """The class decorator: frozen and slotted, with the methods of :class:`SharedMethods`.
+
+    ``attrs.frozen(repr=False, eq=False)``; marked with ``dataclass_transform``
+    so type checkers see the generated ``__init__`` and the frozen fields.
+    """
+    return _FROZEN(cls)
+
+
+def evolve(record: _R, **changes: Any) -> _R:
+    """``attrs.evolve`` for a :data:`frozen_record` class: a copy with ``changes`` applied."""
+    # mypy's attrs plugin checks evolve() only for classes it saw decorated by attrs itself;
+    # frozen_record classes are attrs classes it knows through dataclass_transform instead.
+    return attrs.evolve(record, **changes)  # type: ignore[misc]
 
 
 def fast_constructor(cls: type) -> Callable[..., Any]:
@@ -93,7 +115,7 @@ _new = object.__new__
 
 def _one(cls: type, a: Any) -> Callable[..., Any]:
     def make(x: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         return node
     return make
@@ -101,7 +123,7 @@ def _one(cls: type, a: Any) -> Callable[..., Any]:
 
 def _two(cls: type, a: Any, b: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         return node
@@ -110,7 +132,7 @@ def _two(cls: type, a: Any, b: Any) -> Callable[..., Any]:
 
 def _three(cls: type, a: Any, b: Any, c: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)
@@ -120,7 +142,7 @@ def _three(cls: type, a: Any, b: Any, c: Any) -> Callable[..., Any]:
 
 def _four(cls: type, a: Any, b: Any, c: Any, d: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any, w: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)
@@ -131,7 +153,7 @@ def _four(cls: type, a: Any, b: Any, c: Any, d: Any) -> Callable[..., Any]:
 
 def _five(cls: type, a: Any, b: Any, c: Any, d: Any, e: Any) -> Callable[..., Any]:
     def make(x: Any, y: Any, z: Any, w: Any, v: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x)
         b(node, y)
         c(node, z)

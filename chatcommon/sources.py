@@ -152,5 +152,5 @@ class SourceRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._files
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self._files.values())

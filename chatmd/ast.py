@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import attrs
+from attrs import field
 
 from chatcommon.records import SharedMethods, frozen_record
 from chatcommon.sources import SourceFile, Span
@@ -35,7 +35,7 @@ class Text(SharedMethods):
     """A run of literal text (RAW block contents included), merged across adjacent tokens."""
 
     text: str
-    span: Span = attrs.field(eq=False, repr=False)
+    span: Span = field(eq=False, repr=False)
 
 
 @frozen_record
@@ -49,9 +49,9 @@ class Element(SharedMethods):
     tag: str
     attrs: tuple[Attribute, ...]
     children: tuple[Node, ...]
-    span: Span = attrs.field(eq=False, repr=False)
-    end_span: Span | None = attrs.field(default=None, eq=False, repr=False)
-    self_closing: bool = attrs.field(default=False, eq=False)
+    span: Span = field(eq=False, repr=False)
+    end_span: Span | None = field(default=None, eq=False, repr=False)
+    self_closing: bool = field(default=False, eq=False)
 
     def get(self, name: str) -> str | None:
         """The value of the last occurrence of ``name`` ('' for a flag), or None if absent."""
@@ -97,4 +97,4 @@ class Document(SharedMethods):
     """A parsed file: its top-level nodes (blank top-level text already dropped)."""
 
     nodes: tuple[Node, ...]
-    source: SourceFile = attrs.field(eq=False, repr=False)
+    source: SourceFile = field(eq=False, repr=False)

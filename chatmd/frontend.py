@@ -12,11 +12,13 @@ Pipeline (data flows one way)::
 - :func:`check_prompt` / :func:`check_prompt_text` never raise for bad input:
   they return a :class:`CheckResult` with the prompt (None when any error was
   found), every diagnostic, and the source files read (for rendering).
-- Later phases add checks to ``check_prompt`` through :data:`PROMPT_CHECKS`:
-  ``"module:function"`` names of callables ``(Prompt) -> Iterable[Diagnostic]``,
-  imported on first use (so a check costs nothing until it runs). They run on
-  the best-effort prompt, so their errors are reported together with
-  declaration errors.
+- Checks are callables ``(Prompt) -> Iterable[Diagnostic]`` run after loading.
+  By default they are ChatMD's own (:func:`chatmd_checks`: tool construction and
+  the shell layer), imported on first use so a check costs nothing until it
+  runs; a caller passes ``checks=`` to run others. Checks that need ChatML too
+  (the script checks ``chatmdc check`` runs) live above both languages, in
+  :mod:`runtime.prompt_checks`. Checks run on the best-effort prompt, so their
+  errors are reported together with declaration errors.
 - A root file with parse errors is still lowered: every top-level element
   that no parse error touched (:func:`chatmd.recovery.intact_part`) goes
   through imports and declarations, so its independent errors are reported
@@ -32,7 +34,6 @@ the root prompt folder after symlinks and ``..`` are resolved.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 
@@ -49,11 +50,11 @@ from chatmd.loading import UnreadableFile, read_text, strip_bom
 from chatmd.parser import parse
 
 __all__ = [
-    "PROMPT_CHECKS",
     "CheckResult",
     "PromptCheck",
     "check_prompt",
     "check_prompt_text",
+    "chatmd_checks",
     "load_prompt",
     "load_prompt_text",
     "script_source_file",
@@ -61,11 +62,16 @@ __all__ = [
 
 PromptCheck = Callable[[Prompt], Iterable[Diagnostic]]
 
-#: Checks :func:`check_prompt` runs after loading, as ``"module:function"`` names.
-#: Tool construction and the ChatML script checker register here (one line each).
-PROMPT_CHECKS: list[str] = ["chatmd.tools.check:check_tools",
-                            "chatmd.declarations.shell_validation:check_shell",
-                            "chatml.script_check:check_prompt_scripts"]
+
+def chatmd_checks() -> list[PromptCheck]:
+    """The checks :func:`check_prompt` runs by default: tool construction, then the shell layer.
+
+    Imported on the first check, so loading a prompt does not pay for them.
+    """
+    from chatmd.declarations.shell_validation import check_shell
+    from chatmd.tools.check import check_tools
+
+    return [check_tools, check_shell]
 
 
 @attrs.frozen
@@ -175,13 +181,7 @@ def _unreadable(path: str, reason: str) -> Diagnostic:
 
 
 def _resolve_checks(checks: Sequence[PromptCheck] | None) -> list[PromptCheck]:
-    if checks is not None:
-        return list(checks)
-    resolved = []
-    for reference in PROMPT_CHECKS:
-        module_name, _, function = reference.partition(":")
-        resolved.append(getattr(importlib.import_module(module_name), function))
-    return resolved
+    return chatmd_checks() if checks is None else list(checks)
 
 
 def _check(loaded: _Loaded, checks: Sequence[PromptCheck] | None) -> CheckResult:
@@ -229,7 +229,7 @@ def check_prompt_text(text: str, *, name: str = "<prompt>", prompt_dir: str = ".
                       checks: Sequence[PromptCheck] | None = None) -> CheckResult:
     """Check the prompt written in ``text``; never raises for bad input.
 
-    ``checks`` replaces the registered :data:`PROMPT_CHECKS` when given.
+    ``checks`` replaces the default :func:`chatmd_checks` when given.
     """
     return _check(_load(text, name=name, prompt_dir=prompt_dir,
                         root_key=_root_key(name, prompt_dir), confine=confine), checks)

@@ -36,9 +36,8 @@ from __future__ import annotations
 import os
 import re
 
-import attrs
-
 from chatcommon.diagnostics import Diagnostic, Related, Severity
+from chatcommon.records import evolve
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
@@ -180,7 +179,7 @@ class _Expander:
         children = self._expand_children(element.children, file, depth)
         if children is None:
             return element
-        return attrs.evolve(element, children=children)
+        return evolve(element, children=children)
 
     def _expand_children(self, children: tuple[Node, ...], file: _File,
                          depth: int) -> tuple[Node, ...] | None:

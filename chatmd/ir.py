@@ -89,18 +89,12 @@ __all__ = [
 ]
 
 
-#: Every IR class is frozen and slotted, with the ``repr``, ``==`` and ``hash`` of
-#: :class:`chatcommon.records.SharedMethods` (attrs would compile them per class: most of
-#: this module's import time). ``==`` compares the fields declared with ``eq`` (see above).
-_ir_class = frozen_record
-
-
 def _provenance_field() -> Provenance | None:
     """A provenance field: defaults to None, excluded from equality and repr."""
     return attrs.field(default=None, eq=False, repr=False)
 
 
-@_ir_class
+@frozen_record
 class Location(SharedMethods):
     """Where something is written: display file name, 1-based line and column.
 
@@ -117,14 +111,14 @@ class Location(SharedMethods):
 # --------------------------------------------------------------------------- content
 
 
-@_ir_class
+@frozen_record
 class TextItem(SharedMethods):
     """A run of message text, verbatim (RAW contents included, no entity decoding)."""
 
     text: str
 
 
-@_ir_class
+@frozen_record
 class ImageItem(SharedMethods):
     """``<img src=... [local]/>``: ``url`` is ``src`` ('' when absent); not fetched yet."""
 
@@ -133,7 +127,7 @@ class ImageItem(SharedMethods):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@_ir_class
+@frozen_record
 class DocItem(SharedMethods):
     """``<doc src=... [local] [strip] [markdown]/>``: flags are presence tests; not fetched yet."""
 
@@ -144,7 +138,7 @@ class DocItem(SharedMethods):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@_ir_class
+@frozen_record
 class AgentItem(SharedMethods):
     """``<agent src=... [local]>children</agent>``: a nested prompt run, with its input items.
 
@@ -175,7 +169,7 @@ TOOL_RESPONSE = "tool_response"
 MESSAGE_KINDS = (MSG, USER, ASSISTANT, SYSTEM, DEVELOPER, TOOL_CALL, TOOL_RESPONSE)
 
 
-@_ir_class
+@frozen_record
 class ToolCallRef(SharedMethods):
     """The call a ``<tool_call>`` (or legacy ``<msg role="tool" tool_call>``) records.
 
@@ -189,7 +183,7 @@ class ToolCallRef(SharedMethods):
     arguments: str
 
 
-@_ir_class
+@frozen_record
 class Message(SharedMethods):
     """Any message-like element: ``msg``, the four shorthands, ``tool_call``, ``tool_response``.
 
@@ -220,7 +214,7 @@ class Message(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class SummaryPart(SharedMethods):
     """One reasoning summary entry: stripped text and its ``type`` (default ``summary_text``)."""
 
@@ -228,7 +222,7 @@ class SummaryPart(SharedMethods):
     type: str = "summary_text"
 
 
-@_ir_class
+@frozen_record
 class Reasoning(SharedMethods):
     """``<reasoning id=... [status]>``: summaries from ``<summary>`` children and bare text."""
 
@@ -246,7 +240,7 @@ ConversationItem: TypeAlias = Message | Reasoning
 # --------------------------------------------------------------------------- config
 
 
-@_ir_class
+@frozen_record
 class Config(SharedMethods):
     """The effective ``<config/>`` (the first in expanded document order).
 
@@ -267,7 +261,7 @@ class Config(SharedMethods):
 # --------------------------------------------------------------------------- tools
 
 
-@_ir_class
+@frozen_record
 class PathExpr(SharedMethods):
     """A parsed path expression (spec §4.8): ``${base}/rest`` or an absolute path.
 
@@ -286,7 +280,7 @@ class PathExpr(SharedMethods):
         return f"${{{self.base}}}/{self.rest}" if self.rest else f"${{{self.base}}}"
 
 
-@_ir_class
+@frozen_record
 class ReadRoot(SharedMethods):
     """One ``<read id path [description]/>`` root of a read_file tool (id and description stripped)."""
 
@@ -296,7 +290,7 @@ class ReadRoot(SharedMethods):
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@_ir_class
+@frozen_record
 class ReadFileTool(SharedMethods):
     """``<tool name="read_file|get_contents" [description]>`` with its roots.
 
@@ -311,7 +305,7 @@ class ReadFileTool(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class BuiltinTool(SharedMethods):
     """``<tool name="..."/>`` naming a built-in; validated at tool construction."""
 
@@ -319,7 +313,7 @@ class BuiltinTool(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class CustomTool(SharedMethods):
     """The compact command form ``<tool name command [description]/>`` (legacy custom tool).
 
@@ -333,7 +327,7 @@ class CustomTool(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class AgentTool(SharedMethods):
     """``<tool name agent [local] [description]/>``: a prompt run as a tool (fields stripped)."""
 
@@ -344,7 +338,7 @@ class AgentTool(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class McpTool(SharedMethods):
     """``<tool mcp_server [name|include|includes] [strict] ...>``: tools of an MCP server.
 
@@ -362,7 +356,7 @@ class McpTool(SharedMethods):
     provenance: Provenance | None = _provenance_field()
 
 
-@_ir_class
+@frozen_record
 class ShellTool(SharedMethods):
     """A long-form shell tool (``type="shell"`` or a ``runtime`` attribute), not yet validated.
 
@@ -386,7 +380,7 @@ Tool: TypeAlias = ReadFileTool | BuiltinTool | CustomTool | AgentTool | McpTool 
 # --------------------------------------------------------------------------- runtimes
 
 
-@_ir_class
+@frozen_record
 class ShellRuntime(SharedMethods):
     """A ``<shell_access>`` runtime declaration, not yet validated.
 
@@ -403,7 +397,7 @@ class ShellRuntime(SharedMethods):
     compiled: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
 
-@_ir_class
+@frozen_record
 class ModeratorRuntime(SharedMethods):
     """``<moderator_runtime shell_runtime=REF/>``: ``shell_runtime`` as written, ``qualified`` per §3.5."""
 
@@ -426,7 +420,7 @@ SCRIPT_KINDS = (
 )
 
 
-@_ir_class
+@frozen_record
 class ScriptLimits(SharedMethods):
     """Execution limits of a script (spec §4.9; defaults in brackets there).
 
@@ -442,7 +436,7 @@ class ScriptLimits(SharedMethods):
     max_depth: int = 32
 
 
-@_ir_class
+@frozen_record
 class InlineSource(SharedMethods):
     """A script written inside its ``<script>`` element.
 
@@ -459,7 +453,7 @@ class InlineSource(SharedMethods):
     column: int = attrs.field(default=1, eq=False)
 
 
-@_ir_class
+@frozen_record
 class SrcSource(SharedMethods):
     """A script loaded from ``src`` (relative to the declaring file's folder).
 
@@ -477,7 +471,7 @@ class SrcSource(SharedMethods):
 ScriptSource: TypeAlias = InlineSource | SrcSource
 
 
-@_ir_class
+@frozen_record
 class Script(SharedMethods):
     """A host-managed ChatML ``<script>`` (never sent to the model).
 
@@ -497,7 +491,7 @@ class Script(SharedMethods):
 # --------------------------------------------------------------------------- prompt
 
 
-@_ir_class
+@frozen_record
 class Prompt(SharedMethods):
     """A whole prompt: declarations and the conversation, all imports expanded.
 

@@ -107,12 +107,12 @@ def _make_converter() -> cattrs.Converter:
     def unstructure_content(content: Content) -> Any:
         if content is None or isinstance(content, str):
             return content
-        return [converter.unstructure(item, ContentItem) for item in content]  # type: ignore[arg-type]
+        return [converter.unstructure(item, ContentItem) for item in content]
 
     def structure_content(data: Any, _: object) -> Content:
         if data is None or isinstance(data, str):
             return data
-        return tuple(converter.structure(item, ContentItem) for item in data)  # type: ignore[arg-type]
+        return tuple(converter.structure(item, ContentItem) for item in data)  # type: ignore[arg-type]  # ContentItem: a union alias, which cattrs structures
 
     converter.register_unstructure_hook_func(lambda t: t == Content, unstructure_content)
     converter.register_structure_hook_func(lambda t: t == Content, structure_content)

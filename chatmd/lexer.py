@@ -114,15 +114,15 @@ def scan_attributes(text: str, p: int, end: int) -> AttributeScan:
     while p < end:
         match = _ATTRIBUTE.match(text, p, end)
         if match is None:
-            p = _SKIP_WS.match(text, p, end).end() + 1  # type: ignore[union-attr]
+            p = _SKIP_WS.match(text, p, end).end() + 1  # type: ignore[union-attr]  # _SKIP_WS matches ''; never None
             continue  # a stray '/', '"', '=' ... is ignored
         name = match.group(1)
         last = match.lastindex
         if last == 1:
-            after = _SKIP_WS.match(text, match.end(), end).end()  # type: ignore[union-attr]
+            after = _SKIP_WS.match(text, match.end(), end).end()  # type: ignore[union-attr]  # as above
             if after < end and text[after] == "=":
                 # a value follows but is not a closed quoted or unquoted value
-                value_start = _SKIP_WS.match(text, after + 1, end).end()  # type: ignore[union-attr]
+                value_start = _SKIP_WS.match(text, after + 1, end).end()  # type: ignore[union-attr]  # as above
                 spans.append((match.start(1), end))
                 if value_start >= end:  # `name=` at the very end: a flag
                     attributes.append(Attribute(name, None))
@@ -136,7 +136,7 @@ def scan_attributes(text: str, p: int, end: int) -> AttributeScan:
             attributes.append(Attribute(name, match.group(4)))
             spans.append((match.start(1), match.end()))
         else:
-            value = match.group(last)  # type: ignore[arg-type]
+            value = match.group(last)  # type: ignore[arg-type]  # lastindex: a group matched
             attributes.append(Attribute(name, decode_entities(value) if "&" in value else value))
             spans.append((match.start(1), match.end()))
         p = match.end()
@@ -170,7 +170,7 @@ def _opens_tool_scope(attributes: tuple[Attribute, ...]) -> bool:
 
 def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
                 keep_stray_lt: bool = False,
-                stray_candidates: list[int] | None = None) -> Iterator[tuple]:  # type: ignore[type-arg]
+                stray_candidates: list[int] | None = None) -> Iterator[tuple]:
     """Yield the tokens of ``source`` as ``(kind, value, attrs, start, end)`` tuples.
 
     Lexical errors are appended to ``diagnostics``.

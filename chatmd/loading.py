@@ -10,6 +10,7 @@ refused outright (seed §9, "pinning").
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 from collections.abc import Callable
@@ -20,14 +21,18 @@ BOM = "\ufeff"
 #: CPython's builtin SHA-256 (``_sha256`` up to 3.11, ``_sha2`` since 3.12), for small texts:
 #: ``hashlib`` would first load OpenSSL, which costs ``chatmdc check`` more start-up time
 #: than hashing a prompt takes. Large texts go to OpenSSL's faster implementation.
-_builtin_sha256: Callable[[bytes], Any] | None
-try:
-    from _sha256 import sha256 as _builtin_sha256
-except ImportError:  # pragma: no cover - Python 3.12+
-    try:
-        from _sha2 import sha256 as _builtin_sha256  # type: ignore[no-redef]
-    except ImportError:
-        _builtin_sha256 = None
+def _find_builtin_sha256() -> Callable[[bytes], Any] | None:
+    for module_name in ("_sha256", "_sha2"):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        sha256: Callable[[bytes], Any] = module.sha256
+        return sha256
+    return None
+
+
+_builtin_sha256 = _find_builtin_sha256()
 _SMALL_TEXT = 256 * 1024  # bytes: where OpenSSL's start-up and speed break even
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import attrs
 
+from chatcommon.records import evolve
 from chatmd.ast import Document, Element
 from chatmd.parser import ParseResult
 from chatmd.vocabulary import MESSAGE_TAGS
@@ -53,4 +54,4 @@ def intact_part(result: ParseResult) -> IntactPart:
                 self_contained = self_contained and node.tag in _UNREFERENCED_TAGS
             continue
         kept.append(node)
-    return IntactPart(attrs.evolve(document, nodes=tuple(kept)), self_contained)
+    return IntactPart(evolve(document, nodes=tuple(kept)), self_contained)

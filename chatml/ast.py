@@ -39,10 +39,6 @@ class _Base(SharedMethods):
     __slots__ = ()
 
 
-#: Frozen and slotted; ``repr``, ``==`` and ``hash`` come from :class:`_Base`.
-_node = frozen_record
-
-
 def _span() -> Span:
     return attrs.field(eq=False, repr=False)
 
@@ -101,7 +97,7 @@ _LEVELS.update({op: 10 for op in BinOp if op not in _LEVELS})
 # --------------------------------------------------------------------------- type expressions
 
 
-@_node
+@frozen_record
 class TName(_Base):
     """A type name: a primitive (``int``), an alias (``json``) or a declared type."""
 
@@ -109,7 +105,7 @@ class TName(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TArrow(_Base):
     """``param -> result`` (right associative)."""
 
@@ -118,7 +114,7 @@ class TArrow(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TConstr(_Base):
     """A postfix constructor application: ``int array`` is ``TConstr("array", (TName("int"),))``."""
 
@@ -127,7 +123,7 @@ class TConstr(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TField(_Base):
     """``label : type`` in a record type."""
 
@@ -136,7 +132,7 @@ class TField(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TRecord(_Base):
     """``{ l1 : t1; ... }`` (closed)."""
 
@@ -144,7 +140,7 @@ class TRecord(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TCase(_Base):
     """One case ``` `Tag(t1, ...) ``` of a variant type (``args`` empty for ``` `Tag ```)."""
 
@@ -153,7 +149,7 @@ class TCase(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TVariant(_Base):
     """``[ `A | `B(t) ]`` (closed)."""
 
@@ -166,47 +162,47 @@ TypeExpr = TName | TArrow | TConstr | TRecord | TVariant
 # --------------------------------------------------------------------------- patterns
 
 
-@_node
+@frozen_record
 class PUnit(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PWildcard(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PVar(_Base):
     name: str
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PInt(_Base):
     value: int
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PFloat(_Base):
     value: float
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PBool(_Base):
     value: bool
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PString(_Base):
     value: str
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PVariant(_Base):
     """``` `Tag ``` (no ``args``) or ``` `Tag(p1, ...) ```."""
 
@@ -215,7 +211,7 @@ class PVariant(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PField(_Base):
     """``label = pattern`` in a record pattern."""
 
@@ -224,7 +220,7 @@ class PField(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class PRecord(_Base):
     """``{ l = p; ... }``; ``is_open`` when it ends with ``; _``."""
 
@@ -238,36 +234,36 @@ Pattern = PUnit | PWildcard | PVar | PInt | PFloat | PBool | PString | PVariant 
 # --------------------------------------------------------------------------- expressions
 
 
-@_node
+@frozen_record
 class Unit(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Int(_Base):
     value: int
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Float(_Base):
     value: float
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Bool(_Base):
     value: bool
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class String(_Base):
     value: str
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Var(_Base):
     """A variable, or a module used as a value (uppercase name)."""
 
@@ -275,7 +271,7 @@ class Var(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Prim1(_Base):
     """Integer or float negation."""
 
@@ -284,7 +280,7 @@ class Prim1(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Prim2(_Base):
     op: BinOp
     left: Expr
@@ -292,7 +288,7 @@ class Prim2(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Lambda(_Base):
     """``fun x y -> body``; no ``params`` for ``fun () -> body``."""
 
@@ -302,7 +298,7 @@ class Lambda(_Base):
     param_spans: tuple[Span, ...] = _positions()
 
 
-@_node
+@frozen_record
 class App(_Base):
     """``fn(args)``; ``f()`` has no args."""
 
@@ -311,7 +307,7 @@ class App(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class If(_Base):
     cond: Expr
     then_branch: Expr
@@ -319,14 +315,14 @@ class If(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class While(_Base):
     cond: Expr
     body: Expr
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class LetIn(_Base):
     """``let name = rhs in body`` (non-recursive)."""
 
@@ -337,7 +333,7 @@ class LetIn(_Base):
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class RecBinding(_Base):
     """One ``name = rhs`` of a ``let rec ... and ...`` group."""
 
@@ -347,7 +343,7 @@ class RecBinding(_Base):
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class LetRec(_Base):
     """``let rec b1 and b2 ... in body``."""
 
@@ -356,7 +352,7 @@ class LetRec(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class MatchArm(_Base):
     """``| pattern -> body``; ``pattern.span`` is the arm's pattern span."""
 
@@ -365,14 +361,14 @@ class MatchArm(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Match(_Base):
     scrutinee: Expr
     arms: tuple[MatchArm, ...]
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Field(_Base):
     """``label = value`` in a record literal or copy-update."""
 
@@ -381,7 +377,7 @@ class Field(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Record(_Base):
     """``{ l1 = e1; ... }``, fields in source order (duplicates kept)."""
 
@@ -389,14 +385,14 @@ class Record(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class FieldGet(_Base):
     record: Expr
     label: str
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class RecordExtend(_Base):
     """``{ base with l1 = e1; ... }``."""
 
@@ -405,7 +401,7 @@ class RecordExtend(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Variant(_Base):
     """``` `Tag ``` or ``` `Tag(e1, ...) ``` (``` `Tag() ``` has no args)."""
 
@@ -414,20 +410,20 @@ class Variant(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Array(_Base):
     elements: tuple[Expr, ...]
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class ArrayGet(_Base):
     array: Expr
     index: Expr
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class ArraySet(_Base):
     """``array[index] <- value``."""
 
@@ -437,19 +433,19 @@ class ArraySet(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Ref(_Base):
     value: Expr
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Deref(_Base):
     ref: Expr
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class SetRef(_Base):
     """``ref := value``."""
 
@@ -458,7 +454,7 @@ class SetRef(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Sequence(_Base):
     """``first; second`` (right nested: ``a; b; c`` is ``Sequence(a, Sequence(b, c))``)."""
 
@@ -467,7 +463,7 @@ class Sequence(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class Annot(_Base):
     """``expr`` annotated with ``type`` (from ``let x : T = expr``)."""
 
@@ -485,7 +481,7 @@ Expr = (
 # --------------------------------------------------------------------------- statements
 
 
-@_node
+@frozen_record
 class LetStmt(_Base):
     """Top-level (or module-level) ``let name = rhs``."""
 
@@ -495,7 +491,7 @@ class LetStmt(_Base):
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class LetRecStmt(_Base):
     """``let rec b1 and b2 ...`` without ``in``."""
 
@@ -503,7 +499,7 @@ class LetRecStmt(_Base):
     span: Span = _span()
 
 
-@_node
+@frozen_record
 class TypeStmt(_Base):
     """``type name = type`` (top level only)."""
 
@@ -513,7 +509,7 @@ class TypeStmt(_Base):
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class ModuleStmt(_Base):
     """``module Name = struct body end``."""
 
@@ -523,14 +519,14 @@ class ModuleStmt(_Base):
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class OpenStmt(_Base):
     name: str
     span: Span = _span()
     name_span: Span | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
 
-@_node
+@frozen_record
 class ExprStmt(_Base):
     expr: Expr
     span: Span = _span()
@@ -539,7 +535,7 @@ class ExprStmt(_Base):
 Stmt = LetStmt | LetRecStmt | TypeStmt | ModuleStmt | OpenStmt | ExprStmt
 
 
-@_node
+@frozen_record
 class Program(_Base):
     """A whole script: its statements in order."""
 

@@ -1,37 +1,29 @@
-"""The ChatML build pipeline: source text to bytecode, and the runtime surface it runs with.
+"""Building ChatML files for the command line: source or bytecode to a loadable module.
 
-``build_source(text, name, surface)`` parses, typechecks (when the checker is
-installed), resolves and compiles, returning a :class:`BuildResult` (the
-compiled module and the warnings) or raising ``DiagnosticError`` with every
-parse/type error; nothing is compiled when checking fails.
-``runtime_values(surface)`` installs a surface's builtins
-(:func:`chatml.install.install`). ``load_program`` turns either a source file or
-a bytecode file into a loaded program, through the on-disk cache.
+``build_source(text, name, surface)`` runs the one pipeline (:mod:`chatml.pipeline`)
+and returns a :class:`BuildResult` (the compiled module and the warnings) or raises
+``DiagnosticError`` with every parse/type error; nothing is compiled when checking
+fails. ``runtime_values(surface)`` installs a surface's builtins
+(:func:`chatml.install.install`). ``build_file`` turns either a source file or a
+bytecode file into a loadable module, through the on-disk cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 import attrs
 
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
-from chatcommon.sources import SourceFile, Span
+from chatcommon.sources import SourceFile
 from chatml.bytecode.code import CompiledModule
-from chatml.depth import retry_deep, run_deep, too_deep
-from chatml.install import install, load_standard_library
-from chatml.registration import IMPLEMENTATIONS
-from chatml.values import Module, Value
+from chatml.depth import retry_deep, too_deep
+from chatml.install import install
+from chatml.pipeline import DEFAULT_SURFACE, build, builtin_names, surface_names
+from chatml.values import Value
 
-if TYPE_CHECKING:
-    from chatml.ast import Program
-
-DEFAULT_SURFACE = "core"
-
-BuiltinNames = Mapping[str, "tuple[str, ...] | None"]
-"""Surface names: global name -> ``None`` for a function, the export names for a module
-(the resolver's input; see :mod:`chatml.resolve`)."""
+__all__ = ["DEFAULT_SURFACE", "Artifact", "BuildResult", "UnreadableInput", "build_file",
+           "build_source", "not_utf8_message", "read_bytecode", "runtime_values"]
 
 
 @attrs.frozen
@@ -41,120 +33,21 @@ class BuildResult:
     source: SourceFile | None
 
 
-@attrs.frozen
-class _RegistrySurface:
-    """The core surface as the registry knows it (used only when chatml.surfaces is absent)."""
-
-    name: str
-    globals: tuple[str, ...]
-    modules: dict[str, tuple[str, ...]]
-
-
-def get_surface(name: str) -> Any:
-    """The surface table entry ``name`` (``chatml.surfaces``), or the registry's core."""
-    try:
-        from chatml.surfaces import get_surface as table_surface  # type: ignore[attr-defined]
-    except ImportError:
-        table_surface = None
-    if table_surface is not None:
-        return table_surface(name)
-    if name != DEFAULT_SURFACE:
-        raise KeyError(name)
-    load_standard_library()
-    globals_ = tuple(n for n in IMPLEMENTATIONS if "." not in n)
-    modules: dict[str, list[str]] = {}
-    for qualified in IMPLEMENTATIONS:
-        if "." in qualified:
-            module, export = qualified.split(".", 1)
-            modules.setdefault(module, []).append(export)
-    return _RegistrySurface(name, globals_, {m: tuple(e) for m, e in modules.items()})
-
-
 def runtime_values(surface_name: str = DEFAULT_SURFACE) -> dict[str, Value]:
-    """The installed builtin values of a surface."""
+    """The installed builtin values of a builtin surface."""
+    from chatml.surfaces import get_surface
+
     return install(get_surface(surface_name))
-
-
-def surface_names(surface_name: str = DEFAULT_SURFACE) -> BuiltinNames:
-    """The names a surface defines (no implementations needed): what compiling needs."""
-    surface = get_surface(surface_name)
-    names: dict[str, tuple[str, ...] | None] = {}
-    for entry in surface.globals:
-        names[entry if isinstance(entry, str) else entry.name] = None
-    modules = surface.modules
-    items = modules.items() if isinstance(modules, Mapping) else (
-        (module.name, module) for module in modules)
-    for module_name, module in items:
-        exports = getattr(module, "exports", module)
-        names[module_name] = tuple(sorted(e if isinstance(e, str) else e.name for e in exports))
-    return names
-
-
-def builtin_names(values: Mapping[str, Value]) -> BuiltinNames:
-    """Surface names for the resolver: ``None`` for functions, sorted exports for modules."""
-    return {name: tuple(sorted(value)) if isinstance(value, Module) else None
-            for name, value in values.items()}
-
-
-def _typecheck(program: Any, surface_name: str) -> tuple[list[Diagnostic],
-                                                          Callable[[Span], str | None] | None]:
-    """Run the checker: (diagnostics, the primitive type of a binder, by its name span)."""
-    from chatml.typecheck.program import typecheck_program
-    from chatml.typecheck.types import Prim, resolve
-
-    result = typecheck_program(program, surface_name)
-    binder_types = result.binder_types
-
-    def kind_of(span: Span) -> str | None:
-        found = binder_types.get(span)
-        if found is None:
-            return None
-        resolved = resolve(found)
-        return resolved.name if isinstance(resolved, Prim) else None
-
-    return list(result.diagnostics), kind_of
 
 
 def build_source(text: str, name: str, *, surface: str = DEFAULT_SURFACE,
                  values: Mapping[str, Value] | None = None,
                  source: SourceFile | None = None) -> BuildResult:
     """Parse, check, resolve and compile ``text``; ``DiagnosticError`` on any error."""
-    from chatml.syntax.parser import parse_program
-
     source = source or SourceFile(name, text)
-    parsed = parse_program(text, source=source, name=name)
-    warnings = [d for d in parsed.diagnostics if not d.is_error]
-    diagnostics, kind_of = _typecheck(parsed.program, surface)
-    errors = [d for d in diagnostics if d.is_error]
-    warnings += [d for d in diagnostics if not d.is_error]
-    if errors:
-        raise DiagnosticError(errors + warnings)
-    names = surface_names(surface) if values is None else builtin_names(values)
-    module = resolve_and_compile(parsed.program, names, kind_of, name=name, text=text,
-                                 surface=surface)
-    return BuildResult(module, tuple(warnings), source)
-
-
-def resolve_and_compile(program: Program, names: Iterable[str],
-                        kind_of: Callable[[Span], str | None], *, name: str, text: str,
-                        surface: str) -> CompiledModule:
-    """Resolve and compile a checked ``program`` on the stack budget the checker had.
-
-    What the checker accepted is not refused later for want of stack; deeper
-    than even that budget is ``chatml.too_deep``.
-    """
-    from chatml.compiler import compile_program
-    from chatml.resolve import resolve
-
-    def work() -> CompiledModule:
-        try:
-            resolution = resolve(program, names, kind_of)
-        except RecursionError:
-            raise DiagnosticError(too_deep(program.span, "resolve", "resolve")) from None
-        return compile_program(program, resolution, source_name=name, source_text=text,
-                               surface=surface)
-
-    return run_deep(work)
+    names = None if values is None else builtin_names(values)
+    compiled = build(source, surface=surface, names=names)
+    return BuildResult(compiled.module, compiled.warnings, source)
 
 
 @attrs.frozen

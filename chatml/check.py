@@ -21,12 +21,16 @@ file, so positions are reported in that file.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chatcommon.allocation import gc_paused
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile
 from chatml.ast import Program
+
+if TYPE_CHECKING:
+    from chatml.surfaces import Surface
+    from chatml.typecheck.program import Binding, TypeResult
 
 __all__ = ["CheckResult", "check_file", "check_source"]
 
@@ -40,7 +44,8 @@ class CheckResult:
 
     __slots__ = ("source", "program", "types", "diagnostics", "readable")
 
-    def __init__(self, source: SourceFile | None, program: Program | None, types: Any,
+    def __init__(self, source: SourceFile | None, program: Program | None,
+                 types: TypeResult | None,
                  diagnostics: tuple[Diagnostic, ...], readable: bool = True) -> None:
         self.source = source
         self.program = program
@@ -53,22 +58,21 @@ class CheckResult:
         return self.readable and not any(d.is_error for d in self.diagnostics)
 
     def val_lines(self) -> list[str]:
-        return [] if self.types is None else self.types.val_lines()  # type: ignore[no-any-return]
+        return [] if self.types is None else self.types.val_lines()
 
     @property
-    def bindings(self) -> tuple[Any, ...]:
-        return () if self.types is None else self.types.bindings  # type: ignore[no-any-return]
+    def bindings(self) -> tuple[Binding, ...]:
+        return () if self.types is None else self.types.bindings
 
 
 def _sorted(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return tuple(sorted(diagnostics, key=lambda d: (d.line, d.column)))
 
 
-def check_source(text: str, *, name: str = "<string>", surface: object = "core",
+def check_source(text: str, *, name: str = "<string>", surface: str | Surface = "core",
                  source: SourceFile | None = None) -> CheckResult:
-    """Parse and typecheck ``text`` against ``surface``."""
-    from chatml.syntax.parser import parse_source
-    from chatml.typecheck import typecheck_program
+    """Parse and typecheck ``text`` against ``surface`` (stages 1-2 of :mod:`chatml.pipeline`)."""
+    from chatml.pipeline import check, parse
 
     if source is None:
         source = SourceFile(name, text)
@@ -76,15 +80,15 @@ def check_source(text: str, *, name: str = "<string>", surface: object = "core",
     # types are built in one go, so collecting young objects in between is wasted work.
     with gc_paused():
         try:
-            parsed = parse_source(source)
+            parsed = parse(source)
         except DiagnosticError as error:
             return CheckResult(source, None, None, _sorted(error.diagnostics))
-        types = typecheck_program(parsed.program, surface)  # type: ignore[arg-type]
-    return CheckResult(source, parsed.program, types,
-                       _sorted([*parsed.diagnostics, *types.diagnostics]))
+        checked = check(parsed, surface)
+    return CheckResult(source, parsed.program, checked.types, _sorted(list(checked.diagnostics)))
 
 
-def check_file(path: str | os.PathLike[str], *, surface: object = "core") -> CheckResult:
+def check_file(path: str | os.PathLike[str], *,
+               surface: str | Surface = "core") -> CheckResult:
     """Read ``path`` (UTF-8) and check it; an unreadable file gives ``readable=False``."""
     display = os.fspath(path)
     try:

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from chatcommon.quick_args import CommandSpec, quick_parse
+from chatcommon.quick_args import CommandSpec, ParsedArgs, quick_parse
 
 if TYPE_CHECKING:
     import argparse
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatcommon.allocation import one_shot_process
 
         one_shot_process()
-    args: argparse.Namespace | None = quick_parse(words, CHECK_SPEC)  # type: ignore[assignment]
+    args: argparse.Namespace | ParsedArgs | None = quick_parse(words, CHECK_SPEC)
     if args is None:
         try:
             args = build_parser(command).parse_args(argv)

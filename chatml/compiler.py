@@ -96,12 +96,12 @@ class _Compiler:
         Builtin modules never change, so such a field is bound once, at load time, to its
         own global slot (``String.length`` is then a plain global, called directly).
         """
-        if type(node) is not ast.FieldGet or type(node.record) is not ast.Var:  # type: ignore[union-attr]
+        if type(node) is not ast.FieldGet or type(node.record) is not ast.Var:
             return None
-        binding = self.res.var_binding.get(id(node.record))  # type: ignore[union-attr]
+        binding = self.res.var_binding.get(id(node.record))
         if binding is None or not binding.builtin or binding.builtin_exports is None:
             return None
-        label = node.label  # type: ignore[union-attr]
+        label = node.label
         if label not in binding.builtin_exports:
             return None
         qualified = f"{binding.name}.{label}"
@@ -119,16 +119,16 @@ class _Compiler:
         ref_uses: set[int] = set()
         uses: dict[int, list[ast.Var]] = {}
         for node in ast.walk(program):
-            kind = type(node)
-            if kind is ast.LetIn and type(_strip(node.rhs)) is ast.Ref:  # type: ignore[union-attr]
-                binding = self.res.binders[id(node)]
-                candidates[id(binding)] = binding
-            elif kind in (ast.Deref, ast.SetRef) and type(node.ref) is ast.Var:  # type: ignore[union-attr]
-                ref_uses.add(id(node.ref))  # type: ignore[union-attr]
-            elif kind is ast.Var:
-                binding = self.res.var_binding.get(id(node))
-                if binding is not None:
-                    uses.setdefault(id(binding), []).append(node)  # type: ignore[arg-type]
+            match node:
+                case ast.LetIn() if type(_strip(node.rhs)) is ast.Ref:
+                    candidate = self.res.binders[id(node)]
+                    candidates[id(candidate)] = candidate
+                case ast.Deref() | ast.SetRef() if type(node.ref) is ast.Var:
+                    ref_uses.add(id(node.ref))
+                case ast.Var():
+                    used = self.res.var_binding.get(id(node))
+                    if used is not None:
+                        uses.setdefault(id(used), []).append(node)
         for key in candidates:
             if all(id(var) in ref_uses and type(self.res.var_access[id(var)]) is Local
                    for var in uses.get(key, ())):
@@ -258,137 +258,150 @@ class _Compiler:
     def expr(self, node: ast.Expr, tail: bool = False) -> None:
         # Right spines of `;` and `let ... in` are walked in a loop (long scripts chain them).
         while True:
-            kind = type(node)
-            if kind is ast.Sequence:
-                self.expr(node.first)  # type: ignore[union-attr]
-                self.emit(Op.POP, node.span)
-                node = node.second  # type: ignore[union-attr]
-                continue
-            if kind is ast.LetIn:
-                binding = self.res.binder(id(node))
-                if id(binding) in self.unboxed:
-                    self.expr(_strip(node.rhs).value)  # type: ignore[union-attr]
-                else:
-                    self.expr(node.rhs)  # type: ignore[union-attr]
-                self.emit(Op.STORE_LOCAL, node.span, binding.slot)
-                node = node.body  # type: ignore[union-attr]
-                continue
-            if kind is ast.LetRec:
-                self.let_rec(node.bindings, node.span, is_global=False)  # type: ignore[union-attr]
-                node = node.body  # type: ignore[union-attr]
-                continue
-            if kind is ast.Annot:
-                node = node.expr  # type: ignore[union-attr]
-                continue
-            break
-        if kind is ast.App:
-            self.call(node, tail)  # type: ignore[arg-type]
-            return
-        if kind is ast.If:
-            self.expr(node.cond)  # type: ignore[union-attr]
-            self.emit(Op.IF, node.span)
-            self.expr(node.then_branch, tail)  # type: ignore[union-attr]
-            self.emit(Op.ELSE, node.span)
-            self.expr(node.else_branch, tail)  # type: ignore[union-attr]
-            self.emit(Op.END, node.span)
-            return
-        if kind is ast.Match:
-            self.match(node, tail)  # type: ignore[arg-type]
-            return
-        self.simple(node)
-        if tail:
-            self.emit(Op.RETURN, node.span)
+            match node:
+                case ast.Var():  # the commonest expression first (a fast path of `simple`)
+                    self.load(node)
+                    if tail:
+                        self.emit(Op.RETURN, node.span)
+                    return
+                case ast.App():
+                    self.call(node, tail)
+                    return
+                case ast.Sequence():
+                    self.expr(node.first)
+                    self.emit(Op.POP, node.span)
+                    node = node.second
+                case ast.LetIn():
+                    binding = self.res.binder(id(node))
+                    if id(binding) in self.unboxed:  # find_unboxed_refs: a `ref(e)` rhs
+                        ref = _strip(node.rhs)
+                        assert isinstance(ref, ast.Ref)
+                        self.expr(ref.value)
+                    else:
+                        self.expr(node.rhs)
+                    self.emit(Op.STORE_LOCAL, node.span, binding.slot)
+                    node = node.body
+                case ast.LetRec():
+                    self.let_rec(node.bindings, node.span, is_global=False)
+                    node = node.body
+                case ast.Annot():
+                    node = node.expr
+                case ast.If():
+                    self.expr(node.cond)
+                    self.emit(Op.IF, node.span)
+                    self.expr(node.then_branch, tail)
+                    self.emit(Op.ELSE, node.span)
+                    self.expr(node.else_branch, tail)
+                    self.emit(Op.END, node.span)
+                    return
+                case ast.Match():
+                    self.match(node, tail)
+                    return
+                case _:
+                    self.simple(node)
+                    if tail:
+                        self.emit(Op.RETURN, node.span)
+                    return
 
     def simple(self, node: ast.Expr) -> None:
-        kind = type(node)
+        """An expression that is not control flow (``expr`` handles those)."""
         span = node.span
-        if kind is ast.Var:
-            self.load(node)  # type: ignore[arg-type]
-        elif kind in (ast.Int, ast.Float, ast.Bool, ast.String):
-            self.emit(Op.CONST, span, self.const(node.value))  # type: ignore[union-attr]
-        elif kind is ast.Unit:
-            self.emit(Op.CONST, span, self.const(None))
-        elif kind is ast.Prim2:
-            self.expr(node.left)  # type: ignore[union-attr]
-            self.expr(node.right)  # type: ignore[union-attr]
-            op = _BINARY[node.op]  # type: ignore[union-attr]
-            if op in (Op.EQ, Op.NE) and (
-                    syntactic_kind(node.left, self.res) or  # type: ignore[union-attr]
-                    syntactic_kind(node.right, self.res)):  # type: ignore[union-attr]
-                op = Op.EQ_PRIM if op is Op.EQ else Op.NE_PRIM
-            self.emit(op, span)
-        elif kind is ast.Prim1:
-            self.expr(node.operand)  # type: ignore[union-attr]
-            self.emit(Op.NEG if node.op is ast.UnOp.NEG_INT else Op.FNEG, span)  # type: ignore[union-attr]
-        elif kind is ast.Lambda:
-            self.emit(Op.MAKE_CLOSURE, span, self.function(node))  # type: ignore[arg-type]
-        elif kind is ast.While:
-            self.emit(Op.LOOP, span)
-            self.expr(node.cond)  # type: ignore[union-attr]
-            self.emit(Op.LOOP_TEST, span)
-            self.expr(node.body)  # type: ignore[union-attr]
-            self.emit(Op.POP, span)
-            self.emit(Op.END_LOOP, span)
-        elif kind is ast.Record:
-            for field in node.fields:  # type: ignore[union-attr]
-                self.expr(field.value)
-            labels = tuple(f.label for f in node.fields)  # type: ignore[union-attr]
-            self.emit(Op.MAKE_RECORD, span, self.const(labels))
-        elif kind is ast.RecordExtend:
-            self.expr(node.base)  # type: ignore[union-attr]
-            for field in node.fields:  # type: ignore[union-attr]
-                self.expr(field.value)
-            labels = tuple(f.label for f in node.fields)  # type: ignore[union-attr]
-            self.emit(Op.EXTEND, span, self.const(labels))
-        elif kind is ast.FieldGet:
-            export = self.builtin_export(node)
-            if export is not None:
-                self.emit(Op.LOAD_GLOBAL, span, export)
-            else:
-                self.expr(node.record)  # type: ignore[union-attr]
-                self.emit(Op.GET_FIELD, span, self.const(node.label))  # type: ignore[union-attr]
-        elif kind is ast.Variant:
-            for arg in node.args:  # type: ignore[union-attr]
-                self.expr(arg)
-            self.emit(Op.MAKE_VARIANT, span, self.const(node.tag), len(node.args))  # type: ignore[union-attr]
-        elif kind is ast.Array:
-            for element in node.elements:  # type: ignore[union-attr]
-                self.expr(element)
-            self.emit(Op.MAKE_ARRAY, span, len(node.elements))  # type: ignore[union-attr]
-        elif kind is ast.ArrayGet:
-            self.expr(node.array)  # type: ignore[union-attr]
-            self.expr(node.index)  # type: ignore[union-attr]
-            self.emit(Op.ARRAY_GET, span)
-        elif kind is ast.ArraySet:
-            self.expr(node.array)  # type: ignore[union-attr]
-            self.expr(node.index)  # type: ignore[union-attr]
-            self.expr(node.value)  # type: ignore[union-attr]
-            self.emit(Op.ARRAY_SET, span)
-        elif kind is ast.Ref:
-            self.expr(node.value)  # type: ignore[union-attr]
-            self.emit(Op.MAKE_REF, span)
-        elif kind is ast.Deref:
-            unboxed = self.is_unboxed(node.ref)  # type: ignore[union-attr]
-            if unboxed is not None:
-                self.emit(Op.LOAD_LOCAL, span, unboxed.slot)
-            else:
-                self.expr(node.ref)  # type: ignore[union-attr]
-                self.emit(Op.DEREF, span)
-        elif kind is ast.SetRef:
-            unboxed = self.is_unboxed(node.ref)  # type: ignore[union-attr]
-            if unboxed is not None:
-                self.expr(node.value)  # type: ignore[union-attr]
-                self.emit(Op.STORE_LOCAL, span, unboxed.slot)
+        match node:
+            case ast.Var():
+                self.load(node)
+            case ast.Int() | ast.Float() | ast.Bool() | ast.String():
+                self.emit(Op.CONST, span, self.const(node.value))
+            case ast.Prim2():
+                self.binary(node)
+            case ast.FieldGet():
+                self.field_get(node)
+            case ast.Unit():
                 self.emit(Op.CONST, span, self.const(None))
-            else:
-                self.expr(node.ref)  # type: ignore[union-attr]
-                self.expr(node.value)  # type: ignore[union-attr]
-                self.emit(Op.SET_REF, span)
-        elif kind in (ast.App, ast.If, ast.Match, ast.Sequence, ast.LetIn, ast.LetRec,
-                      ast.Annot):
-            self.expr(node)
-        else:  # pragma: no cover - the AST has no other expression kinds
-            raise AssertionError(f"unknown expression {kind.__name__}")
+            case ast.Prim1():
+                self.expr(node.operand)
+                self.emit(Op.NEG if node.op is ast.UnOp.NEG_INT else Op.FNEG, span)
+            case ast.Lambda():
+                self.emit(Op.MAKE_CLOSURE, span, self.function(node))
+            case ast.While():
+                self.emit(Op.LOOP, span)
+                self.expr(node.cond)
+                self.emit(Op.LOOP_TEST, span)
+                self.expr(node.body)
+                self.emit(Op.POP, span)
+                self.emit(Op.END_LOOP, span)
+            case ast.Record():
+                self.fields(node.fields)
+                self.emit(Op.MAKE_RECORD, span, self.const(tuple(f.label for f in node.fields)))
+            case ast.RecordExtend():
+                self.expr(node.base)
+                self.fields(node.fields)
+                self.emit(Op.EXTEND, span, self.const(tuple(f.label for f in node.fields)))
+            case ast.Variant():
+                for arg in node.args:
+                    self.expr(arg)
+                self.emit(Op.MAKE_VARIANT, span, self.const(node.tag), len(node.args))
+            case ast.Array():
+                for element in node.elements:
+                    self.expr(element)
+                self.emit(Op.MAKE_ARRAY, span, len(node.elements))
+            case ast.ArrayGet():
+                self.expr(node.array)
+                self.expr(node.index)
+                self.emit(Op.ARRAY_GET, span)
+            case ast.ArraySet():
+                self.expr(node.array)
+                self.expr(node.index)
+                self.expr(node.value)
+                self.emit(Op.ARRAY_SET, span)
+            case ast.Ref():
+                self.expr(node.value)
+                self.emit(Op.MAKE_REF, span)
+            case ast.Deref():
+                self.deref(node)
+            case ast.SetRef():
+                self.set_ref(node)
+            case _:
+                self.expr(node)  # control flow: App, If, Match, Sequence, LetIn, LetRec, Annot
+
+    def binary(self, node: ast.Prim2) -> None:
+        self.expr(node.left)
+        self.expr(node.right)
+        op = _BINARY[node.op]
+        if op in (Op.EQ, Op.NE) and (syntactic_kind(node.left, self.res) or
+                                     syntactic_kind(node.right, self.res)):
+            op = Op.EQ_PRIM if op is Op.EQ else Op.NE_PRIM
+        self.emit(op, node.span)
+
+    def fields(self, fields: tuple[ast.Field, ...]) -> None:
+        for field in fields:
+            self.expr(field.value)
+
+    def field_get(self, node: ast.FieldGet) -> None:
+        export = self.builtin_export(node)
+        if export is not None:
+            self.emit(Op.LOAD_GLOBAL, node.span, export)
+        else:
+            self.expr(node.record)
+            self.emit(Op.GET_FIELD, node.span, self.const(node.label))
+
+    def deref(self, node: ast.Deref) -> None:
+        unboxed = self.is_unboxed(node.ref)
+        if unboxed is not None:
+            self.emit(Op.LOAD_LOCAL, node.span, unboxed.slot)
+        else:
+            self.expr(node.ref)
+            self.emit(Op.DEREF, node.span)
+
+    def set_ref(self, node: ast.SetRef) -> None:
+        unboxed = self.is_unboxed(node.ref)
+        if unboxed is not None:
+            self.expr(node.value)
+            self.emit(Op.STORE_LOCAL, node.span, unboxed.slot)
+            self.emit(Op.CONST, node.span, self.const(None))
+        else:
+            self.expr(node.ref)
+            self.expr(node.value)
+            self.emit(Op.SET_REF, node.span)
 
     def let_rec(self, bindings: tuple[ast.RecBinding, ...], span: Span, *, is_global: bool
                 ) -> None:
@@ -433,50 +446,52 @@ class _Compiler:
             self.emit(Op.END, node.span)
 
     def pattern(self, pattern: ast.Pattern) -> tuple[Any, ...]:
-        kind = type(pattern)
-        if kind is ast.PWildcard:
-            return ("_",)
-        if kind is ast.PVar:
-            return ("var", self.res.binder(id(pattern)).slot)
-        if kind is ast.PUnit:
-            return ("unit",)
-        if kind in (ast.PInt, ast.PFloat, ast.PBool, ast.PString):
-            return ("lit", pattern.value)  # type: ignore[union-attr]
-        if kind is ast.PVariant:
-            return ("variant", pattern.tag,  # type: ignore[union-attr]
-                    tuple(self.pattern(p) for p in pattern.args))  # type: ignore[union-attr]
-        assert kind is ast.PRecord
-        return ("record", tuple((f.label, self.pattern(f.pattern))
-                                for f in pattern.fields), pattern.is_open)  # type: ignore[union-attr]
+        match pattern:
+            case ast.PWildcard():
+                return ("_",)
+            case ast.PVar():
+                return ("var", self.res.binder(id(pattern)).slot)
+            case ast.PUnit():
+                return ("unit",)
+            case ast.PInt() | ast.PFloat() | ast.PBool() | ast.PString():
+                return ("lit", pattern.value)
+            case ast.PVariant():
+                return ("variant", pattern.tag, tuple(self.pattern(p) for p in pattern.args))
+            case ast.PRecord():
+                return ("record", tuple((f.label, self.pattern(f.pattern))
+                                        for f in pattern.fields), pattern.is_open)
 
     # ------------------------------------------------------------------ statements
 
     def statement(self, stmt: ast.Stmt) -> None:
-        kind = type(stmt)
-        if kind is ast.LetStmt:
-            self.expr(stmt.rhs)  # type: ignore[union-attr]
-            self.emit(Op.STORE_GLOBAL, stmt.span, self.res.binder(id(stmt)).slot)
-        elif kind is ast.LetRecStmt:
-            self.let_rec(stmt.bindings, stmt.span, is_global=True)  # type: ignore[union-attr]
-        elif kind is ast.ExprStmt:
-            self.expr(stmt.expr)  # type: ignore[union-attr]
-            self.emit(Op.POP, stmt.span)
-        elif kind is ast.ModuleStmt:
-            module_binding, exports = self.res.module_exports[id(stmt)]
-            span = stmt.span
-            self.emit(Op.MODULE_NEW, span, self.const(stmt.name))  # type: ignore[union-attr]
-            self.emit(Op.STORE_GLOBAL, span, module_binding.slot)
-            for inner in stmt.body:  # type: ignore[union-attr]
-                self.statement(inner)
-            self.emit(Op.LOAD_GLOBAL, span, module_binding.slot)
-            fill = tuple((name, binding.slot) for name, binding in exports)
-            self.emit(Op.MODULE_FILL, span, self.const(fill))
-        elif kind is ast.OpenStmt:
-            target, defined = self.res.opens[id(stmt)]
-            for name, binding in defined:
-                self.emit(Op.LOAD_GLOBAL, stmt.span, target.slot)
-                self.emit(Op.GET_FIELD, stmt.span, self.const(name))
-                self.emit(Op.STORE_GLOBAL, stmt.span, binding.slot)
+        match stmt:
+            case ast.LetStmt():
+                self.expr(stmt.rhs)
+                self.emit(Op.STORE_GLOBAL, stmt.span, self.res.binder(id(stmt)).slot)
+            case ast.LetRecStmt():
+                self.let_rec(stmt.bindings, stmt.span, is_global=True)
+            case ast.ExprStmt():
+                self.expr(stmt.expr)
+                self.emit(Op.POP, stmt.span)
+            case ast.ModuleStmt():
+                self.module(stmt)
+            case ast.OpenStmt():
+                target, defined = self.res.opens[id(stmt)]
+                for name, binding in defined:
+                    self.emit(Op.LOAD_GLOBAL, stmt.span, target.slot)
+                    self.emit(Op.GET_FIELD, stmt.span, self.const(name))
+                    self.emit(Op.STORE_GLOBAL, stmt.span, binding.slot)
+
+    def module(self, stmt: ast.ModuleStmt) -> None:
+        module_binding, exports = self.res.module_exports[id(stmt)]
+        span = stmt.span
+        self.emit(Op.MODULE_NEW, span, self.const(stmt.name))
+        self.emit(Op.STORE_GLOBAL, span, module_binding.slot)
+        for inner in stmt.body:
+            self.statement(inner)
+        self.emit(Op.LOAD_GLOBAL, span, module_binding.slot)
+        fill = tuple((name, binding.slot) for name, binding in exports)
+        self.emit(Op.MODULE_FILL, span, self.const(fill))
 
     def program(self, program: ast.Program) -> None:
         for stmt in program.statements:
@@ -487,7 +502,7 @@ class _Compiler:
 
 def _strip(expr: ast.Expr) -> ast.Expr:
     while type(expr) is ast.Annot:
-        expr = expr.expr  # type: ignore[union-attr]
+        expr = expr.expr
     return expr
 
 
@@ -497,19 +512,19 @@ def _tail_apps(body: ast.Expr) -> list[ast.App]:
     stack = [body]
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is ast.App:
-            found.append(node)  # type: ignore[arg-type]
-        elif kind is ast.If:
-            stack += [node.then_branch, node.else_branch]  # type: ignore[union-attr]
-        elif kind is ast.Match:
-            stack += [arm.body for arm in node.arms]  # type: ignore[union-attr]
-        elif kind in (ast.LetIn, ast.LetRec):
-            stack.append(node.body)  # type: ignore[union-attr]
-        elif kind is ast.Sequence:
-            stack.append(node.second)  # type: ignore[union-attr]
-        elif kind is ast.Annot:
-            stack.append(node.expr)  # type: ignore[union-attr]
+        match node:
+            case ast.App():
+                found.append(node)
+            case ast.If():
+                stack += [node.then_branch, node.else_branch]
+            case ast.Match():
+                stack += [arm.body for arm in node.arms]
+            case ast.LetIn() | ast.LetRec():
+                stack.append(node.body)
+            case ast.Sequence():
+                stack.append(node.second)
+            case ast.Annot():
+                stack.append(node.expr)
     return found
 
 

@@ -55,7 +55,7 @@ from chatcommon.allocation import gc_paused
 from chatcommon.numbers import abbreviate_digits, parse_int
 
 
-class JsonObject(list):  # type: ignore[type-arg]
+class JsonObject(list):
     """A JSON object: ``(key, value)`` pairs in document order (duplicate keys kept)."""
 
     __slots__ = ()
@@ -201,7 +201,7 @@ class _Parser:
         return JsonSyntaxError(message, self.text, offset, hint)
 
     def skip(self, offset: int) -> int:
-        return _WHITESPACE.match(self.text, offset).end()  # type: ignore[union-attr]
+        return _WHITESPACE.match(self.text, offset).end()  # type: ignore[union-attr]  # matches ''; never None
 
     def parse(self) -> JsonTree:
         text = self.text

@@ -102,6 +102,10 @@ STEP_BATCH = 1024
 """How many steps :meth:`Meter.refill` moves from the reserve into the tickets at a time."""
 
 
+#: What :meth:`Meter.save` returns: steps, memory, limits, journal, sink.
+SavedMeter = tuple[int, int, Limits, "list[tuple[object, object, object]] | None", object]
+
+
 class Meter:
     """The counters compiled code charges; one instance, :data:`METER`.
 
@@ -198,12 +202,12 @@ class Meter:
         raise MemoryLimitExceeded(
             f"memory limit exceeded: the script allocated more than {megabytes:g} MB")
 
-    def save(self) -> tuple[object, ...]:
+    def save(self) -> SavedMeter:
         return (self.steps, self.memory, self.limits, self.journal, self.sink)
 
-    def restore(self, saved: tuple[object, ...]) -> None:
-        steps, self.memory, self.limits, self.journal, self.sink = saved  # type: ignore[assignment]
-        self.steps = steps  # type: ignore[assignment]
+    def restore(self, saved: SavedMeter) -> None:
+        steps, self.memory, self.limits, self.journal, self.sink = saved
+        self.steps = steps
 
 
 METER = Meter()

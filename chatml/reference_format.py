@@ -59,8 +59,9 @@ def format_reference(diagnostic: Diagnostic) -> str:
     """The whole diagnostic as the reference prints it (no trailing newline)."""
     headline = f"{error_kind(diagnostic)} error: {diagnostic.message}"
     location = reference_location(diagnostic)
-    if location is None:
+    end_column = diagnostic.end_column
+    if location is None or end_column is None:
         return headline
-    carets = "^" * max(1, diagnostic.end_column - diagnostic.column)  # type: ignore[operator]
+    carets = "^" * max(1, end_column - diagnostic.column)
     return (f"{location}:\n{diagnostic.line}|    {_excerpt(diagnostic)}\n"
             f"      {carets}\n\n{headline}")

@@ -117,10 +117,11 @@ def interrupt(state: ReplState) -> ReplState:
 def _needs_more(text: str) -> bool:
     """True when ``text`` fails to parse only because it stops too early."""
     from chatcommon.diagnostics import DiagnosticError
-    from chatml.syntax.parser import parse_program
+    from chatcommon.sources import SourceFile
+    from chatml.pipeline import parse
 
     try:
-        parse_program(text)
+        parse(SourceFile("<string>", text))
     except DiagnosticError as error:
         first = error.first
         return (first.code in _INCOMPLETE_CODES
@@ -138,7 +139,7 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     from chatml import ast
     from chatml.calls import ChatMLRuntimeError
     from chatml.engine.api import Engine
-    from chatml.syntax.parser import parse_program
+    from chatml.pipeline import parse
 
     number = state.count + 1
     name = name or f"<input {number}>"
@@ -146,7 +147,7 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     output: list[str] = []
     file = SourceFile(name, text)
     try:
-        parsed = parse_program(text, source=file, name=name)
+        parsed = parse(file)
     except DiagnosticError as error:
         return state, _diagnostics(error.diagnostics)
     statements, results = _name_results(parsed.program.statements)
@@ -155,8 +156,8 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     engine = Engine(state.host.base.name, limits=state.limits, sink=output.append,
                     transactional=True)
     try:
-        script = engine.compile_program(program, text, name, file,
-                                        warnings=tuple(parsed.diagnostics), host=state.host)
+        script = engine.compile_program(program, file, warnings=parsed.warnings,
+                                        host=state.host)
     except DiagnosticError as error:
         return state, _diagnostics(error.diagnostics)
     try:
@@ -166,7 +167,7 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     report = [_diagnostics(script.warnings)] if script.warnings else []
     host = state.host.copy()
     report += _carry_over(script, host, results)
-    report += [f"type {statement.name}\n" for statement in types]  # type: ignore[attr-defined]
+    report += [f"type {statement.name}\n" for statement in types]
     new_state = attrs.evolve(state, host=host, type_prelude=state.type_prelude + types)
     return new_state, "".join(output) + "".join(report)
 
@@ -267,12 +268,12 @@ def _type_of(state: ReplState, text: str) -> str:
     from chatcommon.sources import SourceFile
     from chatml import ast
     from chatml.engine.api import Engine
-    from chatml.syntax.parser import parse_program
+    from chatml.pipeline import parse
 
     name = f"<type {state.count + 1}>"
     file = SourceFile(name, text)
     try:
-        parsed = parse_program(text, source=file, name=name)
+        parsed = parse(file)
     except DiagnosticError as error:
         return _diagnostics(error.diagnostics)
     statements = parsed.program.statements
@@ -282,7 +283,7 @@ def _type_of(state: ReplState, text: str) -> str:
     program = ast.Program(state.type_prelude + named, parsed.program.span)
     engine = Engine(state.host.base.name, limits=state.limits)
     try:
-        script = engine.compile_program(program, text, name, file, host=state.host)
+        script = engine.compile_program(program, file, host=state.host)
     except DiagnosticError as error:
         return _diagnostics(error.diagnostics)
     return f"- : {script.type_of(RESULT_PREFIX + '0')}\n"
@@ -342,7 +343,7 @@ class AtomicFileHistory:
         """Store one complete input (its lines joined), shown as one entry from now on."""
         entry = "\n".join(lines)
         if entry.strip():
-            self.history.record(entry)  # type: ignore[attr-defined]
+            self.history.record(entry)
 
     def _read(self) -> list[str]:
         if self.path is None:

@@ -143,29 +143,26 @@ def _unannotated(expr: ast.Expr) -> ast.Expr:
 
 def syntactic_kind(expr: ast.Expr, resolution: Resolution | None = None) -> str | None:
     """The primitive type of ``expr`` when its syntax alone tells it."""
-    expr = _unannotated(expr)
-    kind = type(expr)
-    if kind is ast.Int:
-        return "int"
-    if kind is ast.Float:
-        return "float"
-    if kind is ast.String:
-        return "string"
-    if kind is ast.Bool:
-        return "bool"
-    if kind is ast.Unit:
-        return "unit"
-    if kind is ast.Prim1:
-        return "int" if expr.op is ast.UnOp.NEG_INT else "float"  # type: ignore[union-attr]
-    if kind is ast.Prim2:
-        return _PRIM2_KINDS[expr.op]  # type: ignore[union-attr]
-    if kind is ast.Var and resolution is not None:
-        binding = resolution.var_binding.get(id(expr))
-        return binding.kind_hint if binding is not None else None
-    if kind in (ast.While, ast.ArraySet, ast.SetRef):
-        return "unit"
-    if kind is ast.Sequence:
-        return syntactic_kind(expr.second, resolution)  # type: ignore[union-attr]
+    match _unannotated(expr):
+        case ast.Int():
+            return "int"
+        case ast.Float():
+            return "float"
+        case ast.String():
+            return "string"
+        case ast.Bool():
+            return "bool"
+        case ast.Unit() | ast.While() | ast.ArraySet() | ast.SetRef():
+            return "unit"
+        case ast.Prim1(op=op):
+            return "int" if op is ast.UnOp.NEG_INT else "float"
+        case ast.Prim2(op=op):
+            return _PRIM2_KINDS[op]
+        case ast.Var() as var if resolution is not None:
+            binding = resolution.var_binding.get(id(var))
+            return binding.kind_hint if binding is not None else None
+        case ast.Sequence(second=second):
+            return syntactic_kind(second, resolution)
     return None
 
 
@@ -252,46 +249,52 @@ class _Resolver:
 
     def statement(self, stmt: ast.Stmt, env: _Env, exports: dict[str, Binding] | None,
                   prefix: str) -> _Env:
-        kind = type(stmt)
-        frame = self.main
-        if kind is ast.LetStmt:
-            self.expr(stmt.rhs, env, frame, name=stmt.name)  # type: ignore[union-attr]
-            binding = self.new_global(stmt.name,  # type: ignore[union-attr]
-                                      display=prefix + stmt.name)  # type: ignore[union-attr]
-            rhs = _unannotated(stmt.rhs)  # type: ignore[union-attr]
+        match stmt:
+            case ast.LetStmt():
+                return self.let_statement(stmt, env, exports, prefix)
+            case ast.LetRecStmt():
+                return self.let_rec_statement(stmt, env, exports, prefix)
+            case ast.ExprStmt():
+                self.expr(stmt.expr, env, self.main)
+            case ast.ModuleStmt():
+                return self.module(stmt, env, exports, prefix)
+            case ast.OpenStmt():
+                return self.open(stmt, env, prefix)
+        return env  # ast.TypeStmt: nothing to resolve
+
+    def let_statement(self, stmt: ast.LetStmt, env: _Env, exports: dict[str, Binding] | None,
+                      prefix: str) -> _Env:
+        self.expr(stmt.rhs, env, self.main, name=stmt.name)
+        binding = self.new_global(stmt.name, display=prefix + stmt.name)
+        rhs = _unannotated(stmt.rhs)
+        if isinstance(rhs, ast.Lambda):
+            binding.lambda_node = rhs
+        self.hint(binding, stmt.name_span, stmt.rhs)
+        self.result.binders[id(stmt)] = binding
+        env = _Env(env)
+        env.names[stmt.name] = binding
+        if exports is not None:
+            exports[stmt.name] = binding
+        return env
+
+    def let_rec_statement(self, stmt: ast.LetRecStmt, env: _Env,
+                          exports: dict[str, Binding] | None, prefix: str) -> _Env:
+        env = _Env(env)
+        bindings = []
+        for rec in stmt.bindings:
+            binding = self.new_global(rec.name, display=prefix + rec.name)
+            binding.recursive = True
+            rhs = _unannotated(rec.rhs)
             if isinstance(rhs, ast.Lambda):
                 binding.lambda_node = rhs
-            self.hint(binding, stmt.name_span, stmt.rhs)  # type: ignore[union-attr]
-            self.result.binders[id(stmt)] = binding
-            env = _Env(env)
-            env.names[stmt.name] = binding  # type: ignore[union-attr]
-            if exports is not None:
-                exports[stmt.name] = binding  # type: ignore[union-attr]
-        elif kind is ast.LetRecStmt:
-            env = _Env(env)
-            bindings = []
-            for rec in stmt.bindings:  # type: ignore[union-attr]
-                binding = self.new_global(rec.name, display=prefix + rec.name)
-                binding.recursive = True
-                rhs = _unannotated(rec.rhs)
-                if isinstance(rhs, ast.Lambda):
-                    binding.lambda_node = rhs
-                self.result.binders[id(rec)] = binding
-                env.names[rec.name] = binding
-                bindings.append(binding)
-            for rec in stmt.bindings:  # type: ignore[union-attr]
-                self.expr(rec.rhs, env, frame, name=rec.name)
-            if exports is not None:
-                for rec, binding in zip(stmt.bindings, bindings, strict=True):  # type: ignore[union-attr]
-                    exports[rec.name] = binding
-        elif kind is ast.ExprStmt:
-            self.expr(stmt.expr, env, frame)  # type: ignore[union-attr]
-        elif kind is ast.TypeStmt:
-            pass
-        elif kind is ast.ModuleStmt:
-            env = self.module(stmt, env, exports, prefix)  # type: ignore[arg-type]
-        elif kind is ast.OpenStmt:
-            env = self.open(stmt, env, prefix)  # type: ignore[arg-type]
+            self.result.binders[id(rec)] = binding
+            env.names[rec.name] = binding
+            bindings.append(binding)
+        for rec in stmt.bindings:
+            self.expr(rec.rhs, env, self.main, name=rec.name)
+        if exports is not None:
+            for rec, binding in zip(stmt.bindings, bindings, strict=True):
+                exports[rec.name] = binding
         return env
 
     def module(self, stmt: ast.ModuleStmt, env: _Env, exports: dict[str, Binding] | None,
@@ -318,6 +321,7 @@ class _Resolver:
         if target is None:
             self.unknown(stmt.span, f"Unknown variable '{stmt.name}'")
             return env
+        names: list[tuple[str, Binding | None]]
         if target.module_exports is not None:
             names = [(name, source) for name, source in target.module_exports]
         elif target.builtin_exports is not None:
@@ -344,84 +348,97 @@ class _Resolver:
     def expr(self, root: ast.Expr, env: _Env, frame: FunctionScope, name: str | None = None
              ) -> None:
         # Explicit work stack: deeply nested programs must not exhaust the Python stack.
-        work: list[tuple[Any, _Env, FunctionScope, str | None]] = [(root, env, frame, name)]
+        work: list[tuple[ast.Node | _Hint, _Env, FunctionScope, str | None]] = [
+            (root, env, frame, name)]
         while work:
             node, env, frame, name = work.pop()
-            kind = type(node)
-            if kind is ast.Var:
-                binding = env.lookup(node.name)
-                if binding is None:
-                    self.unknown(node.span, f"Unknown variable '{node.name}'")
-                    continue
-                self.result.var_binding[id(node)] = binding
-                self.result.var_access[id(node)] = self.access(binding, frame)
-            elif kind is ast.Lambda:
-                inner = FunctionScope(name or "<fun>", frame, node)
-                self.result.functions[id(node)] = inner
-                lambda_env = _Env(env)
-                for index, param in enumerate(node.params):
-                    binding = self.new_local(param, inner)
-                    inner.param_slots.append(binding.slot)
-                    span = node.param_spans[index] if index < len(node.param_spans) else None
-                    self.hint(binding, span, None)
-                    self.result.binders[(id(node), index)] = binding
-                    lambda_env.names[param] = binding
-                work.append((node.body, lambda_env, inner, None))
-            elif kind is ast.LetIn:
-                binding = self.new_local(node.name, frame)
-                rhs = _unannotated(node.rhs)
-                if isinstance(rhs, ast.Lambda):
-                    binding.lambda_node = rhs
-                self.result.binders[id(node)] = binding
-                body_env = _Env(env)
-                body_env.names[node.name] = binding
-                # the body is resolved after the rhs (stack order): hint needs the rhs first
-                work.append((_Hint(binding, node.name_span, node.rhs), env, frame, None))
-                work.append((node.body, body_env, frame, None))
-                work.append((node.rhs, env, frame, node.name))
-                continue
-            elif kind is ast.LetRec:
-                rec_env = _Env(env)
-                for rec in node.bindings:
-                    binding = self.new_local(rec.name, frame)
-                    binding.recursive = True
-                    rhs = _unannotated(rec.rhs)
+            match node:
+                case ast.Var():
+                    binding = env.lookup(node.name)
+                    if binding is None:
+                        self.unknown(node.span, f"Unknown variable '{node.name}'")
+                        continue
+                    self.result.var_binding[id(node)] = binding
+                    self.result.var_access[id(node)] = self.access(binding, frame)
+                case ast.Int() | ast.String() | ast.Bool() | ast.Float() | ast.Unit():
+                    pass  # leaves (the commonest nodes after variables): nothing to resolve
+                case ast.App() | ast.Prim2() | ast.FieldGet():  # the commonest inner nodes
+                    for child in reversed(list(ast.children(node))):
+                        work.append((child, env, frame, None))
+                case ast.Lambda():
+                    work.append(self.lambda_(node, env, frame, name))
+                case ast.LetIn():
+                    binding = self.new_local(node.name, frame)
+                    rhs = _unannotated(node.rhs)
                     if isinstance(rhs, ast.Lambda):
                         binding.lambda_node = rhs
-                    self.result.binders[id(rec)] = binding
-                    rec_env.names[rec.name] = binding
-                work.append((node.body, rec_env, frame, None))
-                for rec in reversed(node.bindings):
-                    work.append((rec.rhs, rec_env, frame, rec.name))
-            elif kind is ast.Match:
-                self.result.scrutinee_slots[id(node)] = frame.new_slot()
-                for arm in reversed(node.arms):
-                    arm_env = _Env(env)
-                    self.pattern(arm.pattern, arm_env, frame)
-                    work.append((arm.body, arm_env, frame, None))
-                work.append((node.scrutinee, env, frame, None))
-            elif kind is _Hint:
-                self.hint(node.binding, node.span, node.rhs)
-            elif kind is ast.Annot:
-                work.append((node.expr, env, frame, name))
-            else:
-                for child in reversed(list(ast.children(node))):
-                    work.append((child, env, frame, None))
+                    self.result.binders[id(node)] = binding
+                    body_env = _Env(env)
+                    body_env.names[node.name] = binding
+                    # the body is resolved after the rhs (stack order): hint needs the rhs first
+                    work.append((_Hint(binding, node.name_span, node.rhs), env, frame, None))
+                    work.append((node.body, body_env, frame, None))
+                    work.append((node.rhs, env, frame, node.name))
+                case ast.LetRec():
+                    rec_env = self.let_rec_env(node, env, frame)
+                    work.append((node.body, rec_env, frame, None))
+                    for rec in reversed(node.bindings):
+                        work.append((rec.rhs, rec_env, frame, rec.name))
+                case ast.Match():
+                    self.result.scrutinee_slots[id(node)] = frame.new_slot()
+                    for arm in reversed(node.arms):
+                        arm_env = _Env(env)
+                        self.pattern(arm.pattern, arm_env, frame)
+                        work.append((arm.body, arm_env, frame, None))
+                    work.append((node.scrutinee, env, frame, None))
+                case _Hint():
+                    self.hint(node.binding, node.span, node.rhs)
+                case ast.Annot():
+                    work.append((node.expr, env, frame, name))
+                case _:
+                    for child in reversed(list(ast.children(node))):
+                        work.append((child, env, frame, None))
+
+    def lambda_(self, node: ast.Lambda, env: _Env, frame: FunctionScope, name: str | None
+                ) -> tuple[ast.Expr, _Env, FunctionScope, None]:
+        """Bind a function's parameters; returns the body's work item."""
+        inner = FunctionScope(name or "<fun>", frame, node)
+        self.result.functions[id(node)] = inner
+        lambda_env = _Env(env)
+        for index, param in enumerate(node.params):
+            binding = self.new_local(param, inner)
+            inner.param_slots.append(binding.slot)
+            span = node.param_spans[index] if index < len(node.param_spans) else None
+            self.hint(binding, span, None)
+            self.result.binders[(id(node), index)] = binding
+            lambda_env.names[param] = binding
+        return node.body, lambda_env, inner, None
+
+    def let_rec_env(self, node: ast.LetRec, env: _Env, frame: FunctionScope) -> _Env:
+        rec_env = _Env(env)
+        for rec in node.bindings:
+            binding = self.new_local(rec.name, frame)
+            binding.recursive = True
+            rhs = _unannotated(rec.rhs)
+            if isinstance(rhs, ast.Lambda):
+                binding.lambda_node = rhs
+            self.result.binders[id(rec)] = binding
+            rec_env.names[rec.name] = binding
+        return rec_env
 
     def pattern(self, root: ast.Pattern, env: _Env, frame: FunctionScope) -> None:
-        stack: list[Any] = [root]
+        stack: list[ast.Pattern] = [root]
         while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind is ast.PVar:
-                binding = self.new_local(node.name, frame)
-                self.hint(binding, node.span, None)
-                self.result.binders[id(node)] = binding
-                env.names[node.name] = binding
-            elif kind is ast.PVariant:
-                stack.extend(reversed(node.args))
-            elif kind is ast.PRecord:
-                stack.extend(f.pattern for f in reversed(node.fields))
+            match stack.pop():
+                case ast.PVar() as node:
+                    binding = self.new_local(node.name, frame)
+                    self.hint(binding, node.span, None)
+                    self.result.binders[id(node)] = binding
+                    env.names[node.name] = binding
+                case ast.PVariant(args=args):
+                    stack.extend(reversed(args))
+                case ast.PRecord(fields=fields):
+                    stack.extend(f.pattern for f in reversed(fields))
 
 
 @attrs.define(eq=False)

@@ -88,7 +88,7 @@ class Ref:
         return f"Ref({self.value!r})"
 
 
-class Module(dict):  # type: ignore[type-arg]
+class Module(dict):
     """A module value: export name -> value. ``name`` is the module's name."""
 
     __slots__ = ("name",)
@@ -101,8 +101,8 @@ class Module(dict):  # type: ignore[type-arg]
         return f"Module({self.name!r}, {sorted(self)!r})"
 
     # modules compare by identity (spec 5.6), unlike the dicts they extend
-    __eq__ = object.__eq__  # type: ignore[assignment]
-    __hash__ = object.__hash__  # type: ignore[assignment]
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__  # type: ignore[assignment]  # dict sets it to None; by identity here
 
 
 # --------------------------------------------------------------------------- tasks
@@ -181,7 +181,7 @@ def builtin(name: str) -> Callable[[F], F]:
     """Mark a Python function as the ChatML builtin ``name`` (qualified, e.g. ``String.length``)."""
 
     def mark(function: F) -> F:
-        function.chatml_builtin = name  # type: ignore[attr-defined]
+        function.chatml_builtin = name  # type: ignore[attr-defined]  # a mark on the function object
         return function
 
     return mark

@@ -1,5 +1,11 @@
 """The runtime: links ChatMD prompts and ChatML moderator scripts into moderated chat sessions.
 
+The top layer: the only package that imports both ``chatmd`` and ``chatml``.
+Besides the session machinery below, it holds what needs both languages:
+``commands/`` (the ``chatmdc`` command, :mod:`runtime.commands.chatmdc`),
+:mod:`runtime.prompt_checks` (a prompt checked with ChatMD's checks and the ChatML
+script checks) and :mod:`runtime.script_check` (those script checks).
+
 One job per module (moderator-runtime spec 9):
 
 * :mod:`runtime.session` -- the embedding API: a host runs a session turn by turn;

@@ -8,6 +8,8 @@ VM knows it, else the script's ``on_event`` binding).
 
 from __future__ import annotations
 
+from typing import Any
+
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 
 PHASE = "moderation"
@@ -23,6 +25,9 @@ class ModerationError(DiagnosticError):
     """Base of every runtime error; ``diagnostic`` says what and where, ``message`` is its text."""
 
     code = "runtime.moderation_error"
+    #: Set by the manager on an error raised part-way through a queue: the outcomes
+    #: of the events handled before it (read with ``getattr``; absent otherwise).
+    committed: list[Any]
 
     def __init__(self, message: str, diagnostic: Diagnostic | None = None) -> None:
         self.message = message

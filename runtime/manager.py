@@ -322,7 +322,7 @@ class ModeratorManager:
                     outcomes.append(self._handle(InternalEvent(value), session_id, history,
                                                  tools, now_ms, session_meta))
                 except ModerationError as error:
-                    error.committed = outcomes  # type: ignore[attr-defined]
+                    error.committed = outcomes
                     raise
         return outcomes
 

@@ -268,11 +268,11 @@ def _item(data: Any, path: str) -> Item:
     problem = item_problem(item)
     if problem is not None:
         raise OverlayDecodeError(f"{path}.item: not a Responses item: {problem}")
-    return item  # type: ignore[no-any-return]
+    return item
 
 
 def _list(data: Any, key: str, path: str) -> list[Any]:
-    return _get(data, key, list, path)  # type: ignore[no-any-return]
+    return _get(data, key, list, path)
 
 
 def overlay_from_json(data: Any, path: str = "overlay") -> Overlay:

@@ -31,7 +31,6 @@ from chatcommon.sources import SourceFile
 from chatml.calls import ChatMLRuntimeError
 from chatml.engine import Engine, Script
 from chatml.limits import Limits
-from chatml.syntax.parser import parse_program
 from chatml.typecheck.contracts import check_contract
 from chatml.values import Value
 from chatml.vm.loader import load
@@ -74,7 +73,7 @@ class Artifact:
         failing expression is unknown (a ``Task.fail`` or an operation error)."""
         for binding in reversed(self.compiled.types.bindings):
             if binding.name == "on_event" and binding.span is not None:
-                return binding.span.start_position  # type: ignore[no-any-return]
+                return binding.span.start_position
         return 1, 1
 
     def instantiate(self, limits: Limits | None = None,
@@ -161,11 +160,8 @@ class ModeratorRegistry:
 
     def _build(self, source: SourceFile, digest: str, script_id: str, surface: str) -> Artifact:
         engine = self._engine(surface)
-        text = source.text
         try:
-            parsed = parse_program(text, source=source, name=source.name)
-            compiled = engine.compile_program(parsed.program, text, source.name, source,
-                                              warnings=tuple(parsed.diagnostics))
+            compiled = engine.compile_source(source)
         except DiagnosticError as error:
             raise ModeratorLoadError(
                 f"moderator '{script_id}' does not compile: {error.diagnostics[0].message}",

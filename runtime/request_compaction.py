@@ -26,7 +26,7 @@ def _path_of(arguments: Any) -> str | None:
         return None
     for key in ("path", "file"):
         if isinstance(parsed.get(key), str):
-            return parsed[key]  # type: ignore[no-any-return]
+            return parsed[key]
     return None
 
 

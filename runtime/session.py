@@ -3,7 +3,7 @@
 
 ::
 
-    from chatmd.frontend import load_prompt
+    from runtime.prompt_checks import load_prompt
     from runtime.session import Session
 
     session = Session.open(load_prompt("chat.chatmd"), runners={"search": run_search})

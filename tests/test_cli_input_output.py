@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.cli import main as chatmdc
 from chatml.check import check_source
 from chatml.cli import main as chatml
+from runtime.commands.chatmdc import main as chatmdc
 
 CHATML_COMMANDS = [["check"], ["run"], ["dis"], ["compile", "-o", "{tmp}/out.cmlb"]]
 CHATMD_COMMANDS = [["check"], ["compile"], ["compile", "--emit", "request"],

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from typing import Any
 
 from chatcommon.diagnostics import Related
 from chatcommon.numbers import parse_int
@@ -183,7 +184,7 @@ def _source(element: Element, attributes: StrictAttributes,
 
 def _limits(element: Element, attributes: StrictAttributes,
             ctx: LoweringContext) -> ScriptLimits | None:
-    values: dict[str, float | int] = {}
+    values: dict[str, Any] = {}  # ScriptLimits' fields by name: float | int
     ok = True
     for name in LIMIT_ATTRIBUTES:
         text = attributes.optional(name)
@@ -196,7 +197,7 @@ def _limits(element: Element, attributes: StrictAttributes,
             attributes.ok = False
             ctx.error(ctx.attribute_span(element, name, first=True), "chatmd.script_invalid_limit",
                       f"invalid {name} \"{text}\": {exc}", path=("script", name))
-    return ScriptLimits(**values) if ok else None  # type: ignore[arg-type]
+    return ScriptLimits(**values) if ok else None
 
 
 def _script_id(element: Element, attributes: StrictAttributes, kind: str | None,

@@ -1,5 +1,11 @@
 """Shell runtime declarations: strict validation, the manifest compiler, schemas, explain.
 
+Folders, one per phase: ``declare/`` (elements to typed declarations), ``compile/``
+(declarations to one manifest, the tool schemas, the command-chain grammar) and
+``secure/`` (administrative ceilings). Beside them: :mod:`~chatmd.shell.integration`
+(the prompt IR to the compiler and back), :mod:`~chatmd.shell.explanation` (the
+readable summary) and :mod:`~chatmd.shell.cli` (``chatmdc shell explain``).
+
 Phase 1 (declare) — lower top-level elements into typed declarations, with
 every diagnostic of spec §7 (positions at the offending element or attribute):
 
@@ -29,8 +35,8 @@ prompt as a readable summary (which layer set each setting).
 
 Prompt integration (:mod:`chatmd.shell.integration`): the prompt check run by
 ``chatmdc check``, ``with_compiled_shell`` for ``--emit ir``,
-``shell_tool_definition`` for ``--emit request`` and ``explain_prompt`` for
-``chatmdc shell explain``.
+``shell_tool_definition`` for ``--emit request`` and ``compile_declared_shell``
+for ``chatmdc shell explain`` (:func:`chatmd.shell.cli.explain_prompt`).
 
 Names are imported from their modules on first use: ``import chatmd.shell``
 is cheap, and checking a prompt does not load explain or the schemas.
@@ -41,10 +47,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-#: The environment variable naming the administrative policy file (spec §6.9). Defined
-#: here, not in :mod:`chatmd.shell.secure.admin`, so that checking whether a policy is
+#: The environment variable naming the administrative policy file (spec §6.9), defined in
+#: :mod:`chatmd.shell.secure` (no import cost) so that checking whether a policy is
 #: configured loads nothing (``chatmd.declarations.shell_validation`` asks before compiling).
-POLICY_VARIABLE = "OCHAT_SHELL_ADMIN_POLICY"
+from chatmd.shell.secure import POLICY_VARIABLE
 
 #: Public name -> the module that defines it (imported on first use, so that
 #: importing one phase does not pay for the others).

@@ -1,7 +1,11 @@
-"""``chatmdc shell explain PATH [RUNTIME_ID]``: the command-line side of :func:`explain_prompt`.
+"""``chatmdc shell explain PATH [RUNTIME_ID]``: explain a prompt's effective shell runtimes.
 
 :func:`add_shell_command` registers the ``shell`` command group on the
-``chatmdc`` parser; the work is done by :mod:`chatmd.shell.integration`.
+``chatmdc`` parser (:mod:`runtime.commands.chatmdc`); :func:`explain_prompt` is the
+library side: load the prompt, compile its shell (:mod:`chatmd.shell.integration`)
+and render it (:mod:`chatmd.shell.explanation`). It lives here, in the command layer,
+because it loads a prompt through :mod:`chatmd.frontend`, which the shell layer must
+not import (the frontend's checks import the shell layer).
 Exit status: 0 when the runtime(s) were explained and compile; 1 when they
 were explained but do not compile (the problems are listed in the summary),
 or when the prompt has errors that stop the shell layer (printed on standard
@@ -11,15 +15,20 @@ error); 2 when the file cannot be read or names no such runtime.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
+
+import attrs
+
+from chatcommon.diagnostics import Diagnostic
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
 
 
-def add_shell_command(commands: Any) -> None:
+def add_shell_command(commands: Any) -> Any:
     """Add ``shell explain`` to the ``chatmdc`` subcommands (an argparse subparsers object)."""
     shell = commands.add_parser("shell", help="inspect a prompt's shell runtimes")
     actions = shell.add_subparsers(dest="shell_command", required=True)
@@ -32,28 +41,11 @@ def add_shell_command(commands: Any) -> None:
     explain.add_argument("--platform", choices=("linux", "macos", "any"),
                          help="compile platform (default: this host's)")
     explain.set_defaults(run=run_explain)
-    _add_runtime_commands(actions)
-
-
-def _add_runtime_commands(actions: Any) -> None:
-    """``shell exec`` and ``shell audit verify`` live in ``runtime.shell.commands``.
-
-    The frontend never imports the runtime: the module is located by name
-    (and only when ``chatmdc`` builds its parser), and absent when the runtime
-    package is not installed.
-    """
-    import importlib
-
-    try:
-        module = importlib.import_module("runtime.shell.commands")
-    except ImportError:
-        return
-    module.add_exec_commands(actions)
+    return actions
 
 
 def run_explain(args: argparse.Namespace) -> int:
     from chatcommon.render import render_all_text
-    from chatmd.shell.integration import explain_prompt
 
     result = explain_prompt(args.path, args.runtime, platform=args.platform)
     if result.error is not None:
@@ -65,3 +57,39 @@ def run_explain(args: argparse.Namespace) -> int:
         return EXIT_USAGE if unreadable else EXIT_ERRORS
     sys.stdout.write(result.text)
     return EXIT_ERRORS if any(d.is_error for d in result.diagnostics) else EXIT_OK
+
+
+@attrs.frozen
+class Explanation:
+    """What ``chatmdc shell explain`` prints.
+
+    ``text`` is the summary (empty when nothing could be explained);
+    ``diagnostics`` the problems found (errors that stop the shell layer when
+    ``text`` is empty, else the compile diagnostics, already listed in the
+    summary); ``error`` a usage problem such as an unknown runtime id.
+    """
+
+    text: str
+    diagnostics: tuple[Diagnostic, ...]
+    error: str | None = None
+
+
+def explain_prompt(path: str | os.PathLike[str], runtime_id: str | None = None, *,
+                   platform: str | None = None) -> Explanation:
+    """The effective runtime(s) of the prompt file ``path``, even when it does not compile.
+
+    Errors that stop the shell layer before compilation (syntax, imports,
+    declarations) are returned as diagnostics with an empty text.
+    """
+    from chatmd.frontend import check_prompt
+    from chatmd.shell.explanation import UnknownRuntimeError, explain
+    from chatmd.shell.integration import compile_declared_shell
+
+    result = check_prompt(path, checks=())
+    if result.prompt is None:
+        return Explanation("", result.errors)
+    compiled = compile_declared_shell(result.prompt, platform=platform)
+    try:
+        return Explanation(explain(compiled, runtime_id), compiled.diagnostics)
+    except UnknownRuntimeError as error:
+        return Explanation("", (), str(error))

@@ -15,7 +15,8 @@ scripts and the moderator binding, and then:
 - :func:`shell_tool_definition` — the model-visible definition of a long-form
   shell tool, for request building (behind
   :class:`chatmd.declarations.shell_validation.ShellDefinitions`).
-- :func:`explain_prompt` — the library side of ``chatmdc shell explain``.
+- :func:`compile_declared_shell` — the compiled shell as declared, which
+  ``chatmdc shell explain`` (:mod:`chatmd.shell.cli`) explains.
 
 Legacy tools, scripts and the moderator binding are located by their
 provenance (the IR keeps no syntax tree for them).
@@ -23,13 +24,13 @@ provenance (the IR keeps no syntax tree for them).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
+from chatcommon.records import evolve
 from chatmd.ir import CustomTool, Prompt, ShellTool
 from chatmd.shell.compile.compiler import CompiledShell, compile_runtimes
 from chatmd.shell.compile.features import SUPPORTED_FEATURES
@@ -107,6 +108,15 @@ def _compile(inputs: ShellInputs, platform: str | None,
                             platform=platform, features=features)
 
 
+def compile_declared_shell(prompt: Prompt, *, platform: str | None = None) -> CompiledShell:
+    """Compile a prompt's shell declarations as they are (no administrative ceilings).
+
+    Unlike :func:`compile_prompt_shell` it always compiles, even when there are no
+    shell declarations (``chatmdc shell explain`` shows the defaults then).
+    """
+    return _compile(shell_inputs(prompt), platform, SUPPORTED_FEATURES)
+
+
 def compile_prompt_shell(prompt: Prompt, *, platform: str | None = None,
                          features: frozenset[str] = SUPPORTED_FEATURES,
                          environ: Mapping[str, str] | None = None
@@ -156,11 +166,11 @@ def with_compiled_shell(prompt: Prompt) -> Prompt:
     tools = {record["name"]: {"manifest_sha256": digest, **record,
                               "definition": definitions[record["name"]]}
              for record in payload["tools"]}
-    return attrs.evolve(
+    return evolve(
         prompt,
-        shell_runtimes=tuple(attrs.evolve(r, compiled=runtimes.get(r.id))
+        shell_runtimes=tuple(evolve(r, compiled=runtimes.get(r.id))
                              for r in prompt.shell_runtimes),
-        tools=tuple(attrs.evolve(t, compiled=tools.get(t.name)) if isinstance(t, ShellTool)
+        tools=tuple(evolve(t, compiled=tools.get(t.name)) if isinstance(t, ShellTool)
                     else t for t in prompt.tools))
 
 
@@ -178,41 +188,3 @@ def shell_tool_definition(tool: ShellTool) -> dict[str, Any]:
     if lowered.value is None:
         raise DiagnosticError(lowered.diagnostics)
     return tool_definition(lowered.value)
-
-
-# ------------------------------------------------------------------ explain
-
-@attrs.frozen
-class Explanation:
-    """What ``chatmdc shell explain`` prints.
-
-    ``text`` is the summary (empty when nothing could be explained);
-    ``diagnostics`` the problems found (errors that stop the shell layer when
-    ``text`` is empty, else the compile diagnostics, already listed in the
-    summary); ``error`` a usage problem such as an unknown runtime id.
-    """
-
-    text: str
-    diagnostics: tuple[Diagnostic, ...]
-    error: str | None = None
-
-
-def explain_prompt(path: str | os.PathLike[str], runtime_id: str | None = None, *,
-                   platform: str | None = None) -> Explanation:
-    """The effective runtime(s) of the prompt file ``path``, even when it does not compile.
-
-    Errors that stop the shell layer before compilation (syntax, imports,
-    declarations) are returned as diagnostics with an empty text.
-    """
-    from chatmd.frontend import check_prompt
-    from chatmd.shell.explanation import UnknownRuntimeError, explain
-
-    result = check_prompt(path, checks=())
-    if result.prompt is None:
-        return Explanation("", result.errors)
-    inputs = shell_inputs(result.prompt)
-    compiled = _compile(inputs, platform, SUPPORTED_FEATURES)
-    try:
-        return Explanation(explain(compiled, runtime_id), compiled.diagnostics)
-    except UnknownRuntimeError as error:
-        return Explanation("", (), str(error))

@@ -136,7 +136,7 @@ def _module(body: dict[str, Any]) -> CompiledModule:
     builtin_slots = tuple((_int(s, "builtin slot", 0, n_globals), _str(n, "builtin name"))
                           for s, n in body["builtin_slots"])
     raw_codes = body["codes"]
-    _expect(isinstance(raw_codes, list) and raw_codes, "no code objects")
+    _expect(isinstance(raw_codes, list) and bool(raw_codes), "no code objects")
     n_codes = len(raw_codes)
     codes = tuple(_code(raw, consts, n_globals, n_codes) for raw in raw_codes)
     return CompiledModule(
@@ -186,7 +186,7 @@ def _code(raw: dict[str, Any], consts: tuple[object, ...], n_globals: int,
         n_locals=n_locals,
         captures=captures,
         instructions=tuple(instructions),
-        positions=positions,  # type: ignore[arg-type]
+        positions=positions,  # type: ignore[arg-type]  # 4-int tuples: lines is checked a multiple of 4
         self_loop=flags[0],
         may_bounce=flags[1],
         parent=_int(raw["parent"], "parent", -1, n_codes),

@@ -45,7 +45,7 @@ from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile
 from chatml import calls
 from chatml.ast import Program
-from chatml.build import builtin_names, not_utf8_message, resolve_and_compile
+from chatml.build import not_utf8_message
 from chatml.engine.convert import (
     ChatMLFunction,
     ConversionError,
@@ -63,9 +63,9 @@ from chatml.engine.host_surface import (
 )
 from chatml.install import task_builder
 from chatml.limits import METER, Limits
-from chatml.syntax.parser import parse_program
+from chatml.pipeline import Parsed, builtin_names, check, finish, parse
 from chatml.tasks import Completed, Operation, OperationRegistry, TaskInterpreter, TaskOutcome
-from chatml.typecheck.program import TypeResult, typecheck_program
+from chatml.typecheck.program import TypeResult
 from chatml.typecheck.types import TConstr, TFun, Type, show_signature
 from chatml.typecheck.types import resolve as resolve_type
 from chatml.values import Task, Value, kind_name
@@ -173,10 +173,11 @@ class Engine:
     def compile(self, source: str, name: str = "<script>") -> Script:
         """Compile ``source``; ``DiagnosticError`` with every parse/type error (nothing runs)."""
         text = source[1:] if source.startswith("\ufeff") else source
-        file = SourceFile(name, text)
-        parsed = parse_program(text, source=file, name=name)
-        return self.compile_program(parsed.program, text, name, file,
-                                    warnings=tuple(parsed.diagnostics))
+        return self.compile_source(SourceFile(name, text))
+
+    def compile_source(self, source: SourceFile, *, host: HostSurface | None = None) -> Script:
+        """Compile ``source`` (positions in its file); ``DiagnosticError`` on any error."""
+        return self.compile_parsed(parse(source), host=host)
 
     def compile_file(self, path: str | os.PathLike[str]) -> Script:
         """Compile a ChatML source file (UTF-8; unreadable input is a diagnostic)."""
@@ -196,22 +197,21 @@ class Engine:
                 phase="input")) from None
         return self.compile(text, name)
 
-    def compile_program(self, program: Program, text: str, name: str, file: SourceFile, *,
+    def compile_program(self, program: Program, file: SourceFile, *,
                         warnings: tuple[Diagnostic, ...] = (),
                         host: HostSurface | None = None) -> Script:
-        """Check, resolve, compile and load a parsed program (for tools that build the tree)."""
+        """Check, resolve, compile and load a program of ``file`` (for tools building trees)."""
+        return self.compile_parsed(Parsed(file, program, warnings), host=host)
+
+    def compile_parsed(self, parsed: Parsed, *, host: HostSurface | None = None) -> Script:
+        """The rest of the pipeline (:mod:`chatml.pipeline`) against this engine's surface."""
         host = (host or self._host).copy()
         with host.checking() as surface:
-            types = typecheck_program(program, surface)
-        errors = [d for d in types.diagnostics if d.is_error]
-        warnings = warnings + tuple(d for d in types.diagnostics if not d.is_error)
-        if errors:
-            raise DiagnosticError(errors + list(warnings))
+            checked = check(parsed, surface)
         values = host.runtime_values()
-        module = resolve_and_compile(program, builtin_names(values), _kind_of(types),
-                                     name=name, text=text, surface=host.name)
-        loaded = load(module, values, file)
-        return Script(self, loaded, types, warnings, host)
+        compiled = finish(checked, builtin_names(values))
+        loaded = load(compiled.module, values, parsed.source)
+        return Script(self, loaded, checked.types, compiled.warnings, host)
 
     # ----------------------------------------------------------------- running
 
@@ -232,23 +232,7 @@ class Engine:
         registry = operations if isinstance(operations, OperationRegistry) else \
             OperationRegistry(operations)
         interpreter = TaskInterpreter(registry, **options)
-        return self.run(lambda: interpreter.run(task))  # type: ignore[no-any-return]
-
-
-def _kind_of(types: TypeResult) -> Callable[[Any], str | None]:
-    """The primitive type name of a binder (the compiler unboxes int/float/bool locals)."""
-    from chatml.typecheck.types import Prim
-
-    binder_types = types.binder_types
-
-    def kind_of(span: Any) -> str | None:
-        found = binder_types.get(span)
-        if found is None:
-            return None
-        resolved = resolve_type(found)
-        return resolved.name if isinstance(resolved, Prim) else None
-
-    return kind_of
+        return self.run(lambda: interpreter.run(task))
 
 
 class Script:

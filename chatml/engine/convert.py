@@ -48,7 +48,6 @@ from chatml.typecheck.types import (
     TFun,
     TMu,
     TRecord,
-    TRecVar,
     TTuple,
     TVar,
     TVariant,
@@ -96,28 +95,28 @@ def to_chatml(value: Any, t: Type, where: str, caller: Caller) -> Value:
 
 def _to_chatml(value: Any, t: Type, where: str, caller: Caller) -> Value:
     t = resolve(t)
-    kind = type(t)
-    if kind is Prim:
-        return _primitive(value, t, where)
-    if kind is TArray:
-        if type(value) is not list and type(value) is not tuple:
-            raise ConversionError(f"{where}: expected a list for {show_type(t)}, got "
-                                  f"{_describe(value)}")
-        converted = [_to_chatml(item, t.elem, f"{where}[{i}]", caller)
-                     for i, item in enumerate(value)]
-        if type(value) is list and all(a is b for a, b in zip(converted, value, strict=True)):
-            return value
-        return converted
-    if kind is TRecord:
-        return _record(value, t, where, caller, _to_chatml)
-    if kind is TMu:
-        if is_json_type(t):
-            return _json(value, where)
-        return _to_chatml(value, t.unfold(), where, caller)
-    if kind is TVariant:
-        return _variant(value, t, where, caller, _to_chatml)
-    if kind is TFun:
-        return _host_function(value, t, where, caller)
+    match t:
+        case Prim():
+            return _primitive(value, t, where)
+        case TArray():
+            if type(value) is not list and type(value) is not tuple:
+                raise ConversionError(f"{where}: expected a list for {show_type(t)}, got "
+                                      f"{_describe(value)}")
+            converted = [_to_chatml(item, t.elem, f"{where}[{i}]", caller)
+                         for i, item in enumerate(value)]
+            if type(value) is list and all(a is b for a, b in zip(converted, value, strict=True)):
+                return value
+            return converted
+        case TRecord():
+            return _record(value, t, where, caller, _to_chatml)
+        case TMu():
+            if is_json_type(t):
+                return _json(value, where)
+            return _to_chatml(value, t.unfold(), where, caller)
+        case TVariant():
+            return _variant(value, t, where, caller, _to_chatml)
+        case TFun():
+            return _host_function(value, t, where, caller)
     return value  # type variables, refs, tasks, recursion variables: as they are
 
 
@@ -281,39 +280,42 @@ class ChatMLFunction:
 def to_python(value: Value, t: Type, caller: Caller, name: str = "function") -> Any:
     """A ChatML value of type ``t`` as a Python value for the host (``name`` labels functions)."""
     t = resolve(t)
-    kind = type(t)
-    if kind is Prim or value is None or type(value) in (int, float, bool, str):
+    if type(t) is Prim or value is None or type(value) in (int, float, bool, str):
         return value
-    if kind is TArray:
-        converted = [to_python(item, t.elem, caller) for item in value]
-        return value if all(a is b for a, b in zip(converted, value, strict=True)) else converted
-    if kind is TRecord and type(value) is dict:
-        fields, _ = flatten_row(t.row)
-        result = dict(value)
-        for label, field_type in fields.items():
-            if label in value:
-                result[label] = to_python(value[label], field_type, caller)
-        return result
-    if kind is TMu:
-        if is_json_type(t):
-            return json_values.to_host(value)
-        return to_python(value, t.unfold(), caller)
-    if kind is TVariant and type(value) is Variant:
-        cases, _ = flatten_row(t.row)
-        payload = cases.get(value.tag)
-        if payload is None:
-            return value
-        payload = resolve(payload)
-        types = payload.elems if type(payload) is TTuple else (payload,)
-        if len(types) != len(value.args):
-            return value
-        return Variant(value.tag, tuple(to_python(arg, arg_type, caller)
-                                        for arg, arg_type in zip(value.args, types, strict=True)))
-    if kind is TFun and callable(value):
-        return ChatMLFunction(value, t, caller, name)
-    if kind is TRecVar:
-        return value
+    match t:
+        case TArray():
+            converted = [to_python(item, t.elem, caller) for item in value]
+            return value if all(a is b for a, b in zip(converted, value, strict=True)) \
+                else converted
+        case TRecord() if type(value) is dict:
+            fields, _ = flatten_row(t.row)
+            result = dict(value)
+            for label, field_type in fields.items():
+                if label in value:
+                    result[label] = to_python(value[label], field_type, caller)
+            return result
+        case TMu():
+            if is_json_type(t):
+                return json_values.to_host(value)
+            return to_python(value, t.unfold(), caller)
+        case TVariant() if type(value) is Variant:
+            return _variant_to_python(value, t, caller)
+        case TFun() if callable(value):
+            return ChatMLFunction(value, t, caller, name)
     return value
+
+
+def _variant_to_python(value: Variant, t: TVariant, caller: Caller) -> Any:
+    cases, _ = flatten_row(t.row)
+    payload = cases.get(value.tag)
+    if payload is None:
+        return value
+    payload = resolve(payload)
+    types = payload.elems if type(payload) is TTuple else (payload,)
+    if len(types) != len(value.args):
+        return value
+    return Variant(value.tag, tuple(to_python(arg, arg_type, caller)
+                                    for arg, arg_type in zip(value.args, types, strict=True)))
 
 
 __all__ = ["ChatMLFunction", "ConversionError", "is_chatml_function", "is_json_type",

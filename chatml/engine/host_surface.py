@@ -83,7 +83,7 @@ class _BuiltinAliases:
 def parse_type(text: str) -> Entry:
     """A scheme string as a checker entry; :class:`HostRegistrationError` when it does not parse."""
     try:
-        parsed = parse_scheme(text, _BuiltinAliases())  # type: ignore[arg-type]
+        parsed = parse_scheme(text, _BuiltinAliases())
     except SchemeSyntaxError as error:
         raise HostRegistrationError(f"cannot read the ChatML type {text!r}: {error}") from None
     return Scheme(parsed) if contains_generic(parsed) else parsed

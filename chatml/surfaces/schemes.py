@@ -23,6 +23,7 @@ once per export per process.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from chatml.typecheck.types import (
     GENERIC,
@@ -80,7 +81,7 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
 
 
 class _Parser:
-    def __init__(self, text: str, alias: AliasLookup) -> None:
+    def __init__(self, text: str, alias: Callable[[str], Type]) -> None:
         self.text = text
         self.tokens = _tokenize(text)
         self.position = 0
@@ -258,6 +259,9 @@ class AliasLookup:
         return parsed
 
 
-def parse_scheme(text: str, alias: AliasLookup) -> Type:
-    """The internal type of a scheme string (generic variables for its type variables)."""
+def parse_scheme(text: str, alias: Callable[[str], Type]) -> Type:
+    """The internal type of a scheme string (generic variables for its type variables).
+
+    ``alias`` maps a type alias name to its type (an :class:`AliasLookup` for the table).
+    """
     return _Parser(text, alias).parse()

@@ -1,7 +1,8 @@
 """ChatML tokens: the token kinds, their spellings, and the :class:`Token` record.
 
-The kind names are the terminal names of the grammar in :mod:`chatml.syntax.parser`
-(they follow the reference's ``chatml_parser.mly``). This module also owns the
+The kind names are the terminal names of the grammar in :mod:`chatml.syntax.grammar`
+(they follow the reference's ``chatml_parser.mly``), which :mod:`chatml.syntax.parser`
+drives. This module also owns the
 friendly names used in syntax-error messages ("expected `)`") and the groups of
 kinds that messages summarise ("an expression", "a binary operator").
 """

@@ -7,12 +7,19 @@ Public API (imported lazily, so that importing a submodule stays cheap)::
 
 Modules, one concern each:
 
+* :mod:`~chatml.typecheck.types` -- the type graph and its printer;
+* :mod:`~chatml.typecheck.unify` -- unification (rows, recursive types, flavors);
+* :mod:`~chatml.typecheck.schemes` -- type schemes and their instantiation;
+* :mod:`~chatml.typecheck.contracts` -- the host contract of a script kind (moderator,
+  shell hooks): the entry points a host calls, and their types;
 * :mod:`~chatml.typecheck.checker` -- state, instantiation, generalisation, errors;
 * :mod:`~chatml.typecheck.environment` -- value environment with scoped undo;
 * :mod:`~chatml.typecheck.expressions` -- the expression rules of spec 4.5;
 * :mod:`~chatml.typecheck.records` -- literals, field access, copy-update, join, reopening;
 * :mod:`~chatml.typecheck.patterns` / :mod:`~chatml.typecheck.exhaustiveness` -- ``match``;
 * :mod:`~chatml.typecheck.equality` -- what ``==`` accepts;
+* :mod:`~chatml.typecheck.exactness` -- whether a record type may still gain fields;
+* :mod:`~chatml.typecheck.pattern_display` -- patterns shown in diagnostics;
 * :mod:`~chatml.typecheck.bindings` -- value restriction and ``let rec``;
 * :mod:`~chatml.typecheck.type_exprs` -- annotations and ``type`` declarations;
 * :mod:`~chatml.typecheck.modules` -- modules, ``open``, initialisation order;

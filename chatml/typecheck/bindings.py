@@ -23,22 +23,22 @@ _VALUES = (ast.Int, ast.Float, ast.Bool, ast.String, ast.Unit, ast.Var, ast.Lamb
 
 def is_nonexpansive(expr: ast.Expr) -> bool:
     """Whether evaluating ``expr`` cannot allocate mutable state (spec 4.4)."""
-    kind = type(expr)
-    if kind in _VALUES:
+    if type(expr) in _VALUES:
         return True
-    if kind is ast.Record:
-        return all(is_nonexpansive(f.value) for f in expr.fields)  # type: ignore[union-attr]
-    if kind is ast.Variant:
-        return all(is_nonexpansive(a) for a in expr.args)  # type: ignore[union-attr]
-    if kind is ast.Annot:
-        return is_nonexpansive(expr.expr)  # type: ignore[union-attr]
+    match expr:
+        case ast.Record():
+            return all(is_nonexpansive(f.value) for f in expr.fields)
+        case ast.Variant():
+            return all(is_nonexpansive(a) for a in expr.args)
+        case ast.Annot():
+            return is_nonexpansive(expr.expr)
     return False
 
 
 def is_function(expr: ast.Expr) -> bool:
     """A lambda, or an annotation of one: what ``let rec`` may bind."""
     if type(expr) is ast.Annot:
-        expr = expr.expr  # type: ignore[union-attr]
+        expr = expr.expr
     return type(expr) is ast.Lambda
 
 
@@ -47,7 +47,7 @@ def bind_value(ck: Checker, rhs: ast.Expr) -> Entry:
     ck.level += 1
     t = ck.rules[type(rhs)](ck, rhs)
     ck.level -= 1
-    if type(t) is Prim or (type(t) is TVar and type(t.link) is Prim):  # type: ignore[attr-defined]
+    if type(t) is Prim or (type(t) is TVar and type(t.link) is Prim):
         return t  # fast path: a primitive type has nothing to generalise
     nonexpansive = type(rhs) is ast.Lambda or is_nonexpansive(rhs)  # (a lambda: no call)
     return generalize_one(t, ck.level, nonexpansive)
@@ -65,11 +65,11 @@ def bind_group(ck: Checker, bindings: tuple[ast.RecBinding, ...]) -> list[Entry]
     mark = env.mark()
     placeholders: list[Type] = []
     for binding in bindings:
-        placeholder = TVar(ck.level)
-        placeholders.append(placeholder)
-        env.bind(binding.name, placeholder)
+        fresh = TVar(ck.level)
+        placeholders.append(fresh)
+        env.bind(binding.name, fresh)
         if binding.name_span is not None:
-            ck.binders.append((binding.name_span, placeholder))
+            ck.binders.append((binding.name_span, fresh))
     for binding, placeholder in zip(bindings, placeholders, strict=True):
         t = ck.rules[type(binding.rhs)](ck, binding.rhs)
         try:
@@ -89,7 +89,7 @@ def infer_let_in(ck: Checker, e: ast.LetIn) -> Type:
     env.bind(e.name, entry)
     if e.name_span is not None:
         bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
-        ck.binders.append((e.name_span, bound))  # type: ignore[arg-type]
+        ck.binders.append((e.name_span, bound))
     body = ck.rules[type(e.body)](ck, e.body)
     env.undo(mark)
     return body

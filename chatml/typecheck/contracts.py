@@ -102,11 +102,11 @@ def _check(result: TypeResult, source: SourceFile, kind: str,
             hint=f"the host calls it after loading the script; for example: {example}"))
     if missing:
         return found
-    state_type = instantiate(result.type_of("initial_state"), 1)  # type: ignore[arg-type]
+    state_type = instantiate(_defined(result, "initial_state"), 1)
     state = TVar(1)
     unify(state, state_type)
     for name, _ in entries:
-        actual = instantiate(result.type_of(name), 1)  # type: ignore[arg-type]
+        actual = instantiate(_defined(result, name), 1)
         params: tuple[Type, ...]
         if kind == "moderator":
             params = (alias_type(input_alias), state, _event_type())
@@ -184,3 +184,10 @@ def _runtime_only(t: Type) -> str | None:
 
 
 __all__ = ["HOST_EVENTS", "check_contract"]
+
+
+def _defined(result: TypeResult, name: str) -> Type:
+    """The type of a top-level name the contract check found defined."""
+    found = result.type_of(name)
+    assert found is not None, name  # missing names are reported before types are compared
+    return found

@@ -12,14 +12,12 @@ from __future__ import annotations
 from chatml.typecheck.schemes import Scheme
 from chatml.typecheck.types import Type
 
-_MISSING = object()
-
 Entry = Type | Scheme
 
 
 def entry_type(entry: Entry) -> Type:
     """The type an entry stands for (a scheme's body, generic variables included)."""
-    return entry.body if type(entry) is Scheme else entry  # type: ignore[union-attr,return-value]
+    return entry.body if type(entry) is Scheme else entry
 
 
 class ValueEnv:
@@ -29,11 +27,12 @@ class ValueEnv:
 
     def __init__(self) -> None:
         self.values: dict[str, Entry] = {}
-        self.trail: list[tuple[str, object]] = []
+        #: (name, the entry it had before, None when it had none: entries are never None)
+        self.trail: list[tuple[str, Entry | None]] = []
 
     def bind(self, name: str, entry: Entry) -> None:
         values = self.values
-        self.trail.append((name, values.get(name, _MISSING)))
+        self.trail.append((name, values.get(name)))
         values[name] = entry
 
     def mark(self) -> int:
@@ -45,10 +44,10 @@ class ValueEnv:
         values = self.values
         while len(trail) > mark:
             name, old = trail.pop()
-            if old is _MISSING:
+            if old is None:
                 del values[name]
             else:
-                values[name] = old  # type: ignore[assignment]
+                values[name] = old
 
     def __contains__(self, name: str) -> bool:
         return name in self.values

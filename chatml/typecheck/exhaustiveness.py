@@ -60,8 +60,8 @@ def is_total(pattern: ast.Pattern, t: Type) -> bool:
     kind = type(pattern)
     if kind is ast.PWildcard or kind is ast.PVar or kind is ast.PUnit:
         return True
-    if kind is ast.PRecord:
-        return _total_record(pattern, t)  # type: ignore[arg-type]
+    if type(pattern) is ast.PRecord:
+        return _total_record(pattern, t)
     return False
 
 
@@ -82,12 +82,12 @@ def _total_record(pattern: ast.PRecord, t: Type) -> bool:
 
 
 def _covers(pattern: ast.Pattern, tag: str, payload: Type) -> bool:
-    if type(pattern) is not ast.PVariant or pattern.tag != tag:  # type: ignore[union-attr]
+    if type(pattern) is not ast.PVariant or pattern.tag != tag:
         return False
-    if type(payload) is TVar and payload.link is not None:  # type: ignore[attr-defined]
+    if type(payload) is TVar and payload.link is not None:
         payload = resolve(payload)
     components = payload.elems if isinstance(payload, TTuple) else (payload,)
-    args = pattern.args  # type: ignore[union-attr]
+    args = pattern.args
     if len(args) != len(components):
         return False
     for index, arg in enumerate(args):  # (a loop, not all() of a generator: cheaper)
@@ -139,7 +139,7 @@ def check_exhaustive(ck: Checker, match: ast.Match, scrutinee: Type) -> None:
             except UnifyError as error:  # pragma: no cover - a row tail always closes
                 raise ck.unify_error(match.span, error) from None
     elif t is INT or t is FLOAT or t is STRING:
-        _fail(ck, match, f"Non-exhaustive match on {t.name}: add '_' arm")  # type: ignore[attr-defined]
+        _fail(ck, match, f"Non-exhaustive match on {t.name}: add '_' arm")
     elif t is UNIT:
         if not any(type(p) is ast.PUnit for p in patterns):
             _fail(ck, match, "Non-exhaustive match on unit: missing case '()'")

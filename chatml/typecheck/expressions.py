@@ -74,8 +74,8 @@ def infer_var(ck: Checker, e: ast.Var) -> Type:
         ck.report(unknown_variable(ck, e.name, e.span))
         return ERROR
     if type(entry) is Scheme:
-        return entry.instantiate(ck.level)  # type: ignore[union-attr]
-    return entry  # type: ignore[return-value]
+        return entry.instantiate(ck.level)
+    return entry
 
 
 def unknown_variable(ck: Checker, name: str, span: Span) -> Diagnostic:
@@ -197,7 +197,7 @@ def infer_app(ck: Checker, e: ast.App) -> Type:
     if type(callee) is ast.Var:  # infer_var inlined for the commonest callee
         function = ck.env.values.get(callee.name)
         if type(function) is Scheme:
-            function = function.instantiate(ck.level)  # type: ignore[union-attr]
+            function = function.instantiate(ck.level)
         elif function is None:
             function = infer_var(ck, callee)  # reports the unknown variable
     else:

@@ -41,13 +41,14 @@ from chatml.typecheck.unify import UnifyError, unify
 
 def _simple_key(pattern: ast.Pattern) -> tuple[str, object] | None:
     """A key for patterns that must not repeat (literals, unit, nullary tags)."""
-    kind = type(pattern)
-    if kind is ast.PVariant:
-        return None if pattern.args else ("tag", pattern.tag)  # type: ignore[union-attr]
-    if kind is ast.PUnit:
-        return ("unit", None)
-    literal = _LITERAL_KEYS.get(kind)
-    return None if literal is None else (literal, pattern.value)  # type: ignore[union-attr]
+    match pattern:
+        case ast.PVariant():
+            return None if pattern.args else ("tag", pattern.tag)
+        case ast.PUnit():
+            return ("unit", None)
+        case ast.PInt() | ast.PBool() | ast.PFloat() | ast.PString():
+            return (_LITERAL_KEYS[type(pattern)], pattern.value)
+    return None
 
 
 _LITERAL_KEYS: dict[type, str] = {
@@ -86,32 +87,30 @@ def _check_labels_and_binders(ck: Checker, pattern: ast.Pattern) -> None:
     One walk, left to right: a duplicate label fails at once; the first
     duplicate binder fails once the walk is over (a label error wins).
     """
-    if type(pattern) is ast.PVariant and len(pattern.args) < 2:  # type: ignore[union-attr]
-        args = pattern.args  # type: ignore[union-attr]
+    if type(pattern) is ast.PVariant and len(pattern.args) < 2:
+        args = pattern.args
         if not args or type(args[0]) is ast.PVar or type(args[0]) is ast.PWildcard:
             return  # fast path: a tag with at most one simple argument repeats nothing
     binders: set[str] = set()
     duplicate_binder: str | None = None
     stack = [pattern]
     while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.PVar:
-            name = node.name  # type: ignore[union-attr]
-            if duplicate_binder is None and name in binders:
-                duplicate_binder = name
-            binders.add(name)
-        elif kind is ast.PVariant:
-            stack.extend(reversed(node.args))  # type: ignore[union-attr]
-        elif kind is ast.PRecord:
-            labels: set[str] = set()
-            for field in node.fields:  # type: ignore[union-attr]
-                if field.label in labels:
-                    ck.fail(pattern.span, errors.DUPLICATE_PATTERN_FIELD,
-                            f"Duplicate record pattern label '{field.label}'")
-                labels.add(field.label)
-            for field in reversed(node.fields):  # type: ignore[union-attr]
-                stack.append(field.pattern)
+        match stack.pop():
+            case ast.PVar(name=name):
+                if duplicate_binder is None and name in binders:
+                    duplicate_binder = name
+                binders.add(name)
+            case ast.PVariant(args=args):
+                stack.extend(reversed(args))
+            case ast.PRecord(fields=fields):
+                labels: set[str] = set()
+                for field in fields:
+                    if field.label in labels:
+                        ck.fail(pattern.span, errors.DUPLICATE_PATTERN_FIELD,
+                                f"Duplicate record pattern label '{field.label}'")
+                    labels.add(field.label)
+                for field in reversed(fields):
+                    stack.append(field.pattern)
     if duplicate_binder is not None:
         ck.fail(pattern.span, errors.DUPLICATE_BINDER,
                 f"Duplicate pattern binder '{duplicate_binder}'",
@@ -123,34 +122,33 @@ def _check_labels_and_binders(ck: Checker, pattern: ast.Pattern) -> None:
 
 def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
     """Type ``pattern`` against ``expected``, binding its variables; raises UnifyError."""
-    kind = type(pattern)
-    if kind is ast.PVar:
-        ck.env.bind(pattern.name, expected)  # type: ignore[union-attr]
-        ck.binders.append((pattern.span, expected))
-    elif kind is ast.PWildcard:
-        return
-    elif kind is ast.PVariant:
-        args = []
-        for sub in pattern.args:  # type: ignore[union-attr]
-            var = TVar(ck.level)
-            if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
-                ck.env.bind(sub.name, var)  # type: ignore[union-attr]
-                ck.binders.append((sub.span, var))
-            else:
-                type_pattern(ck, sub, var)
-            args.append(var)
-        unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))},  # type: ignore[union-attr]
-                                     TVar(ck.level))))
-    elif kind is ast.PRecord:
-        fields: dict[str, Type] = {}
-        for field in pattern.fields:  # type: ignore[union-attr]
-            var = TVar(ck.level)
-            type_pattern(ck, field.pattern, var)
-            fields[field.label] = var
-        tail = TVar(ck.level) if pattern.is_open else ROW_EMPTY  # type: ignore[union-attr]
-        unify(expected, TRecord(make_row(fields, tail), RECORD))
-    else:
-        unify(expected, _LITERAL_TYPES[kind])
+    match pattern:
+        case ast.PVar():
+            ck.env.bind(pattern.name, expected)
+            ck.binders.append((pattern.span, expected))
+        case ast.PWildcard():
+            return
+        case ast.PVariant():
+            args: list[Type] = []
+            for sub in pattern.args:
+                var = TVar(ck.level)
+                if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
+                    ck.env.bind(sub.name, var)
+                    ck.binders.append((sub.span, var))
+                else:
+                    type_pattern(ck, sub, var)
+                args.append(var)
+            unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))}, TVar(ck.level))))
+        case ast.PRecord():
+            fields: dict[str, Type] = {}
+            for field in pattern.fields:
+                var = TVar(ck.level)
+                type_pattern(ck, field.pattern, var)
+                fields[field.label] = var
+            tail = TVar(ck.level) if pattern.is_open else ROW_EMPTY
+            unify(expected, TRecord(make_row(fields, tail), RECORD))
+        case _:
+            unify(expected, _LITERAL_TYPES[type(pattern)])
 
 
 _LITERAL_TYPES: dict[type, Type] = {

@@ -209,7 +209,7 @@ def reopen_parameter(param: TVar, level: int) -> None:
     current = param.link  # (one link needs no call)
     if type(current) is TVar:
         current = resolve(param)
-    if type(current) not in _REOPENED:  # fast path: nothing in it to reopen
+    if current is None or type(current) not in _REOPENED:  # fast path: nothing to reopen
         return
     reopened = _reopen(current, min(level, param.level), set())
     if reopened is not current:
@@ -222,36 +222,34 @@ _REOPENED = frozenset({TRecord, TArray, TRef, TTuple})
 
 def _reopen(t: Type, level: int, active: set[int]) -> Type:
     t = resolve(t)
-    c = type(t)
-    if c is TRecord:
-        fields, tail = flatten_row(t.row)  # type: ignore[attr-defined]
-        if tail is not ROW_EMPTY or id(t) in active:
-            return t
-        if not can_become_inexact(t.exact):  # type: ignore[attr-defined]
-            return t  # a closed pattern relies on its exact fields (6a, Q9)
-        mark_inexact(t.exact)  # type: ignore[attr-defined]
-        active.add(id(t))
-        new_fields = {label: _reopen(v, level, active) for label, v in fields.items()}
-        active.discard(id(t))
-        return TRecord(make_row(new_fields, TVar(level)), t.flavor)  # type: ignore[attr-defined]
-    if c is TArray or c is TRef:
-        if id(t) in active:
-            return t
-        active.add(id(t))
-        elem = _reopen(t.elem, level, active)  # type: ignore[attr-defined]
-        active.discard(id(t))
-        if elem is t.elem:  # type: ignore[attr-defined]
-            return t
-        return TArray(elem) if c is TArray else TRef(elem)
-    if c is TTuple:
-        if id(t) in active:
-            return t
-        active.add(id(t))
-        elems = tuple(_reopen(x, level, active) for x in t.elems)  # type: ignore[attr-defined]
-        active.discard(id(t))
-        if all(x is y for x, y in zip(elems, t.elems, strict=True)):  # type: ignore[attr-defined]
-            return t
-        return TTuple(elems)
+    if id(t) in active:
+        return t
+    match t:
+        case TRecord():
+            fields, tail = flatten_row(t.row)
+            if tail is not ROW_EMPTY:
+                return t
+            if not can_become_inexact(t.exact):
+                return t  # a closed pattern relies on its exact fields (6a, Q9)
+            mark_inexact(t.exact)
+            active.add(id(t))
+            new_fields = {label: _reopen(v, level, active) for label, v in fields.items()}
+            active.discard(id(t))
+            return TRecord(make_row(new_fields, TVar(level)), t.flavor)
+        case TArray() | TRef():
+            active.add(id(t))
+            elem = _reopen(t.elem, level, active)
+            active.discard(id(t))
+            if elem is t.elem:
+                return t
+            return TArray(elem) if type(t) is TArray else TRef(elem)
+        case TTuple():
+            active.add(id(t))
+            elems = tuple(_reopen(x, level, active) for x in t.elems)
+            active.discard(id(t))
+            if all(x is y for x, y in zip(elems, t.elems, strict=True)):
+                return t
+            return TTuple(elems)
     return t
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any
+from typing import Any, final
 
 from chatml.typecheck.types import (
     GENERIC,
@@ -37,6 +37,7 @@ Builder = Callable[[list[TVar]], Type]
 Template = Callable[[int], Type]
 
 
+@final  # no subclasses: `type(entry) is Scheme` is a complete test (and narrows for mypy)
 class Scheme:
     """A polymorphic type: ``body`` mentions generic variables."""
 
@@ -45,7 +46,8 @@ class Scheme:
     def __init__(self, body: Type) -> None:
         self.body = body
         self._template: Template | None = None
-        self._fields: dict[str, Template] | None = None
+        #: label -> its compiled template; None once the field was instantiated once
+        self._fields: dict[str, Template | None] | None = None
         self._used = False
 
     def __repr__(self) -> str:
@@ -68,7 +70,7 @@ class Scheme:
         template = fields.get(label)
         if template is None:
             if label not in fields:
-                fields[label] = None  # type: ignore[assignment]
+                fields[label] = None
                 return instantiate(field, level)
             template = fields[label] = compile_template(field)
         return template(level)
@@ -89,15 +91,15 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
     """
     original = t
     if type(t) is TVar:
-        link = t.link  # type: ignore[attr-defined]
+        link = t.link
         if link is not None:  # (one link needs no call)
             t = link if type(link) is not TVar else resolve(t)
         if type(t) is TVar:
-            if t.level != GENERIC:  # type: ignore[attr-defined]
+            if t.level != GENERIC:
                 return original
-            var = fresh.get(t)  # type: ignore[arg-type]
+            var = fresh.get(t)
             if var is None:
-                var = fresh[t] = TVar(level)  # type: ignore[index]
+                var = fresh[t] = TVar(level)
             return var
     kind = type(t)
     if kind not in _COPIED:
@@ -158,7 +160,7 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
         return TTuple(tuple(parts))
     if kind is TConstr:
         return TConstr(node.name, tuple(parts))
-    return kind(parts[0])  # type: ignore[no-any-return]
+    return TArray(parts[0]) if kind is TArray else TRef(parts[0])  # the rest of _COPIED
 
 
 #: The composite types :func:`_copy` rebuilds (everything else has no generic variable).
@@ -192,11 +194,11 @@ def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Buil
     """A constant type (no generics below) or a builder of instances."""
     t = resolve(t)
     kind = type(t)
-    if kind is TVar:
-        if t.level != GENERIC:  # type: ignore[attr-defined]
+    if type(t) is TVar:
+        if t.level != GENERIC:
             return t
         index = generics.setdefault(id(t), len(generics))
-        return itemgetter(index)  # type: ignore[return-value]
+        return itemgetter(index)
     if kind is TFun or kind is TRecord or kind is TVariant or kind is Row or kind is TArray \
             or kind is TRef or kind is TTuple or kind is TConstr:
         key = id(t)

@@ -64,42 +64,42 @@ def check_statements(ck: Checker, statements: tuple[ast.Stmt, ...],
 
 
 def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:
-    kind = type(stmt)
     env = ck.env
-    if kind is ast.LetStmt:  # the commonest statement: _record inlined
-        entry = bind_value(ck, stmt.rhs)  # type: ignore[union-attr]
-        name = stmt.name  # type: ignore[union-attr]
-        env.bind(name, entry)
-        span = stmt.name_span  # type: ignore[union-attr]
-        if span is not None:
-            bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
-            ck.binders.append((span, bound))  # type: ignore[arg-type]
-        if top:
-            ck.top_bindings.append((name, entry, span))
-    elif kind is ast.ExprStmt:
-        ck.rules[type(stmt.expr)](ck, stmt.expr)  # type: ignore[union-attr]
-    elif kind is ast.LetRecStmt:
-        bindings = stmt.bindings  # type: ignore[union-attr]
-        entries = bind_group(ck, bindings)
-        for binding, entry in zip(bindings, entries, strict=True):
-            env.bind(binding.name, entry)
-            _record(ck, binding.name, entry, binding.name_span, top)
-    elif kind is ast.ModuleStmt:
-        entry = check_module(ck, stmt, check_statements)  # type: ignore[arg-type]
-        env.bind(stmt.name, entry)  # type: ignore[union-attr]
-        _record(ck, stmt.name, entry, stmt.name_span, top)  # type: ignore[union-attr]
-    elif kind is ast.OpenStmt:
-        check_open(ck, stmt)  # type: ignore[arg-type]
-    elif kind is ast.TypeStmt:
-        if not top:  # the parser rejects this; kept as a guard for hand-built trees
-            raise StatementError(ck.error(stmt.span, errors.UNKNOWN_TYPE,
-                                          "type declarations are allowed only at top level"))
-        declare_type(ck, stmt)  # type: ignore[arg-type]
+    match stmt:
+        case ast.LetStmt():  # the commonest statement: _record inlined
+            entry = bind_value(ck, stmt.rhs)
+            name = stmt.name
+            env.bind(name, entry)
+            span = stmt.name_span
+            if span is not None:
+                bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
+                ck.binders.append((span, bound))
+            if top:
+                ck.top_bindings.append((name, entry, span))
+        case ast.ExprStmt():
+            ck.rules[type(stmt.expr)](ck, stmt.expr)
+        case ast.LetRecStmt():
+            bindings = stmt.bindings
+            entries = bind_group(ck, bindings)
+            for binding, entry in zip(bindings, entries, strict=True):
+                env.bind(binding.name, entry)
+                _record(ck, binding.name, entry, binding.name_span, top)
+        case ast.ModuleStmt():
+            entry = check_module(ck, stmt, check_statements)
+            env.bind(stmt.name, entry)
+            _record(ck, stmt.name, entry, stmt.name_span, top)
+        case ast.OpenStmt():
+            check_open(ck, stmt)
+        case ast.TypeStmt():
+            if not top:  # the parser rejects this; kept as a guard for hand-built trees
+                raise StatementError(ck.error(stmt.span, errors.UNKNOWN_TYPE,
+                                              "type declarations are allowed only at top level"))
+            declare_type(ck, stmt)
 
 
 def _record(ck: Checker, name: str, entry: Entry, span: Span | None, top: bool) -> None:
     if span is not None:
         bound = entry.body if type(entry) is Scheme else entry  # entry_type, inlined
-        ck.binders.append((span, bound))  # type: ignore[arg-type]
+        ck.binders.append((span, bound))
     if top:
         ck.top_bindings.append((name, entry, span))

@@ -266,12 +266,12 @@ def flatten_row(row: Type) -> tuple[dict[str, Type], Type]:
     The returned dict may be a row's own field dict: callers must not mutate it.
     """
     if type(row) is not Row:
-        if type(row) is TVar and row.link is not None:  # type: ignore[attr-defined]
+        if type(row) is TVar and row.link is not None:
             row = resolve(row)
         if type(row) is not Row:
             return {}, row
-    fields = row.fields  # type: ignore[attr-defined]
-    tail = row.tail  # type: ignore[attr-defined]
+    fields = row.fields
+    tail = row.tail
     if type(tail) is TVar:
         link = tail.link
         if link is None:  # the common case first: one row, an unbound tail
@@ -285,7 +285,7 @@ def flatten_row(row: Type) -> tuple[dict[str, Type], Type]:
             if label not in merged:
                 merged[label] = value
         tail = tail.tail
-        if type(tail) is TVar and tail.link is not None:  # type: ignore[attr-defined]
+        if type(tail) is TVar and tail.link is not None:
             tail = resolve(tail)
     return merged, tail
 

@@ -24,6 +24,7 @@ raises anything else and terminates on cyclic types:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatml.typecheck import errors
@@ -99,9 +100,11 @@ _mu_depth = 0
 
 def unify(a: Type, b: Type) -> None:
     """Make ``a`` and ``b`` equal, or raise :class:`UnifyError`."""
+    ra: Any  # the resolved sides: dispatched on ta/tb, which mypy cannot follow
+    rb: Any
     ta = type(a)
     if ta is TVar:
-        link = a.link  # type: ignore[attr-defined]
+        link = a.link  # type: ignore[attr-defined]  # ta is TVar
         if link is None:
             ra = a
         else:
@@ -111,7 +114,7 @@ def unify(a: Type, b: Type) -> None:
         ra = a
     tb = type(b)
     if tb is TVar:
-        link = b.link  # type: ignore[attr-defined]
+        link = b.link  # type: ignore[attr-defined]  # tb is TVar
         if link is None:
             rb = b
         else:
@@ -124,43 +127,43 @@ def unify(a: Type, b: Type) -> None:
     if ta is TVar:
         if tb is TVar:
             # ra now stands for rb: rb must not be more general than ra was
-            if rb.level > ra.level:  # type: ignore[union-attr]
-                rb.level = ra.level  # type: ignore[union-attr]
-            ra.link = rb  # type: ignore[union-attr]
+            if rb.level > ra.level:
+                rb.level = ra.level
+            ra.link = rb
         elif tb is Prim:  # fast path: a primitive needs no occurs check
-            ra.link = rb  # type: ignore[union-attr]
+            ra.link = rb
         else:
-            _bind(ra, rb)  # type: ignore[arg-type]
+            _bind(ra, rb)
         return
     if tb is TVar:
         if ta is Prim:
-            rb.link = ra  # type: ignore[union-attr]
+            rb.link = ra
         else:
-            _bind(rb, ra)  # type: ignore[arg-type]
+            _bind(rb, ra)
         return
     if ta is tb:
         # Re-link a bound variable to the other side first: cyclic types then
         # meet this pair again as identical and unification terminates. The
         # link is restored if the two sides turn out not to unify.
         if a is not ra and type(a) is TVar:
-            a.link = rb  # type: ignore[attr-defined]
+            a.link = rb
             try:
                 _SAME[ta](ra, rb)
             except UnifyError:
-                a.link = ra  # type: ignore[attr-defined]
+                a.link = ra
                 raise
         elif b is not rb and type(b) is TVar:
-            b.link = ra  # type: ignore[attr-defined]
+            b.link = ra
             try:
                 _SAME[ta](ra, rb)
             except UnifyError:
-                b.link = rb  # type: ignore[attr-defined]
+                b.link = rb
                 raise
         elif ta is TVariant:  # (the commonest pairs without the table's extra call)
-            _unify_rows(ra.row, rb.row)  # type: ignore[union-attr]
+            _unify_rows(ra.row, rb.row)
         elif ta is TArray or ta is TRef:
-            if ra.elem is not rb.elem:  # type: ignore[union-attr]
-                unify(ra.elem, rb.elem)  # type: ignore[union-attr]
+            if ra.elem is not rb.elem:
+                unify(ra.elem, rb.elem)
         else:
             _SAME[ta](ra, rb)
         return
@@ -170,9 +173,9 @@ def unify(a: Type, b: Type) -> None:
         _unify_mu(ra, rb)
         return
     if ta is Row and tb is RowEmpty:
-        raise _missing_label(ra.fields)  # type: ignore[attr-defined]
+        raise _missing_label(ra.fields)
     if tb is Row and ta is RowEmpty:
-        raise _missing_label(rb.fields)  # type: ignore[attr-defined]
+        raise _missing_label(rb.fields)
     if isinstance(ra, Flavor) and isinstance(rb, Flavor):
         _unify_flavors(ra, rb)
         return
@@ -226,13 +229,13 @@ def _bind(var: TVar, t: Type) -> None:
         var.link = t
         return
     if tt is Row:
-        tail = t.tail  # type: ignore[attr-defined]
+        tail = t.tail  # type: ignore[attr-defined]  # tt is Row
         while True:
-            if type(tail) is TVar and tail.link is not None:  # type: ignore[attr-defined]
+            if type(tail) is TVar and tail.link is not None:
                 tail = resolve(tail)
             if type(tail) is not Row:
                 break
-            tail = tail.tail  # type: ignore[attr-defined]
+            tail = tail.tail
         if tail is var:
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
     if tt in _DATA:
@@ -330,62 +333,65 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
     while type(t) is TVar:
         # A bound variable's level records the outermost level its value reached;
         # parameter reopening gives a fresh row tail no more general than that.
-        if level < t.level < GENERIC:  # type: ignore[attr-defined]
-            t.level = level  # type: ignore[attr-defined]
-        link = t.link  # type: ignore[attr-defined]
+        if level < t.level < GENERIC:
+            t.level = level
+        link = t.link
         if link is None:
             return t is var
         t = link
     tn = type(t)
     if tn in _LEAVES:
         return False
-    bound = t.lvl  # type: ignore[attr-defined]
+    # Dispatch on ``tn = type(t)``, which mypy does not narrow ``t`` by, so the node is read
+    # through ``node: Any`` (``match`` or repeated ``type(t) is`` tests would slow this walk).
+    node: Any = t
+    bound = node.lvl
     if bound < level:
         return False
     budget[0] -= 1
     if budget[0] < 0:
         raise _OverBudget
     if tn is TFun:
-        children: Any = [*t.params, t.result]  # type: ignore[attr-defined]
+        children: Any = [*node.params, node.result]
     elif tn is Row:
-        children = [*t.fields.values(), t.tail]  # type: ignore[attr-defined]
+        children = [*node.fields.values(), node.tail]
     elif tn is TRecord:
-        children = (t.row, t.flavor)  # type: ignore[attr-defined]
+        children = (node.row, node.flavor)
     elif tn is TVariant:
-        children = (t.row,)  # type: ignore[attr-defined]
+        children = (node.row,)
     elif tn is TArray or tn is TRef:
-        children = (t.elem,)  # type: ignore[attr-defined]
+        children = (node.elem,)
     elif tn is TTuple:
-        children = t.elems  # type: ignore[attr-defined]
+        children = node.elems
     elif tn is TConstr:
-        children = t.args  # type: ignore[attr-defined]
+        children = node.args
     else:
         return False
     occurs = False
     for child in children:
         # leaves inline: an unbound variable or a primitive needs no call
-        if type(child) is TVar and child.link is None:  # type: ignore[attr-defined]
+        if type(child) is TVar and child.link is None:
             if child is var:
                 occurs = True
-            elif level < child.level < GENERIC:  # type: ignore[attr-defined]
-                child.level = level  # type: ignore[attr-defined]
+            elif level < child.level < GENERIC:
+                child.level = level
         elif type(child) is not Prim and _walk(var, child, level, budget):
             occurs = True
     if bound > level:
-        t.lvl = level  # type: ignore[attr-defined]
+        node.lvl = level
     return occurs
 
 
 def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
     occurs = False
-    stack = [t]
-    seen: dict[int, Type] = {}
+    stack: list[Any] = [t]  # type nodes, walked by their type(): mypy cannot follow that
+    seen: dict[int, Any] = {}
     while stack:
         node = stack.pop()
         while type(node) is TVar:
-            if level < node.level < GENERIC:  # type: ignore[attr-defined]
-                node.level = level  # type: ignore[attr-defined]
-            link = node.link  # type: ignore[attr-defined]
+            if level < node.level < GENERIC:
+                node.level = level
+            link = node.link
             if link is None:
                 break
             node = link
@@ -399,30 +405,30 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
         key = id(node)
         if key in seen:
             continue
-        bound = node.lvl  # type: ignore[attr-defined]
+        bound = node.lvl
         if bound < level or (bound == level and not find):
             continue
         seen[key] = node
         if tn is TFun:
-            stack.extend(node.params)  # type: ignore[attr-defined]
-            stack.append(node.result)  # type: ignore[attr-defined]
+            stack.extend(node.params)
+            stack.append(node.result)
         elif tn is TRecord:
-            stack.append(node.row)  # type: ignore[attr-defined]
-            stack.append(node.flavor)  # type: ignore[attr-defined]
+            stack.append(node.row)
+            stack.append(node.flavor)
         elif tn is Row:
-            stack.extend(node.fields.values())  # type: ignore[attr-defined]
-            stack.append(node.tail)  # type: ignore[attr-defined]
+            stack.extend(node.fields.values())
+            stack.append(node.tail)
         elif tn is TVariant:
-            stack.append(node.row)  # type: ignore[attr-defined]
+            stack.append(node.row)
         elif tn is TArray or tn is TRef:
-            stack.append(node.elem)  # type: ignore[attr-defined]
+            stack.append(node.elem)
         elif tn is TTuple:
-            stack.extend(node.elems)  # type: ignore[attr-defined]
+            stack.extend(node.elems)
         elif tn is TConstr:
-            stack.extend(node.args)  # type: ignore[attr-defined]
+            stack.extend(node.args)
     for node in seen.values():  # every node below was walked: its bound is now ``level``
-        if node.lvl > level:  # type: ignore[attr-defined]
-            node.lvl = level  # type: ignore[attr-defined]
+        if node.lvl > level:
+            node.lvl = level
     return occurs
 
 
@@ -430,6 +436,7 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
 
 
 def _unify_elem(a: Type, b: Type) -> None:
+    # (a and b are both TArray or both TRef: _SAME dispatches on the type)
     if a.elem is not b.elem:  # type: ignore[attr-defined]
         unify(a.elem, b.elem)  # type: ignore[attr-defined]
 
@@ -504,12 +511,14 @@ def _unify_prims(a: Prim, b: Prim) -> None:
 def _unify_rows(r1: Type, r2: Type) -> None:
     """Row unification of spec 4.6 (labels of both sides, then the tails)."""
     # flatten_row, with its commonest case (one row, an unbound tail) inline
-    if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:  # type: ignore[attr-defined]
-        f1, t1 = r1.fields, r1.tail  # type: ignore[attr-defined]
+    t1: Type
+    t2: Type
+    if type(r1) is Row and type(r1.tail) is TVar and r1.tail.link is None:
+        f1, t1 = r1.fields, r1.tail
     else:
         f1, t1 = flatten_row(r1)
-    if type(r2) is Row and type(r2.tail) is TVar and r2.tail.link is None:  # type: ignore[attr-defined]
-        f2, t2 = r2.fields, r2.tail  # type: ignore[attr-defined]
+    if type(r2) is Row and type(r2.tail) is TVar and r2.tail.link is None:
+        f2, t2 = r2.fields, r2.tail
     else:
         f2, t2 = flatten_row(r2)
     # The label dicts start as the shared empty dict (never mutated): most
@@ -539,7 +548,7 @@ def _unify_rows(r1: Type, r2: Type) -> None:
                 if x is y:
                     continue
                 if type(x) is TTuple and type(y) is TTuple:  # a tag's payloads: skip a call
-                    _unify_tuple(x, y)  # type: ignore[arg-type]
+                    _unify_tuple(x, y)
                 else:
                     unify(x, y)
         except UnifyError as error:
@@ -554,16 +563,16 @@ def _unify_rows(r1: Type, r2: Type) -> None:
     elif not only_right:
         _unify_tail(t2, only_left, t1, r1)
     elif type(t1) is TVar:
-        level = t1.level if type(t2) is not TVar else min(t1.level, t2.level)  # type: ignore[attr-defined]
+        level = t1.level if type(t2) is not TVar else min(t1.level, t2.level)
         fresh = TVar(level)
         # (a flattened tail, but the labels' unification may have bound it since)
-        if type(t2) is TVar and t2.link is None:  # type: ignore[attr-defined]
-            _bind(t2, Row(only_left, fresh))  # type: ignore[arg-type]
+        if type(t2) is TVar and t2.link is None:
+            _bind(t2, Row(only_left, fresh))
         else:
             unify(t2, Row(only_left, fresh))
-        if t1.link is not None:  # type: ignore[attr-defined]
+        if t1.link is not None:
             raise UnifyError(errors.RECURSIVE_ROW, "Recursive row types")
-        _bind(t1, Row(only_right, fresh))  # type: ignore[arg-type]
+        _bind(t1, Row(only_right, fresh))
     elif type(t1) is RowEmpty:
         raise _missing_label(only_right)
     elif type(t1) is not TError and type(t2) is not TError:
@@ -580,21 +589,21 @@ def _unify_tail(tail: Type, extra: dict[str, Type], other_tail: Type, source: Ty
     ``tail`` is a flattened tail, but the unification of the common labels may
     have bound it since: only a still unbound one is bound directly.
     """
-    if type(tail) is TVar and tail.link is None:  # type: ignore[attr-defined]
+    if type(tail) is TVar and tail.link is None:
         row = Row(extra, other_tail)
         if type(source) is TVar:
             source = resolve(source)
         # Everything in the new row is reachable from ``source``, so its level bound
         # holds for the new row too (binding may then skip walking it).
-        row.lvl = source.lvl  # type: ignore[attr-defined]
-        _bind(tail, row)  # type: ignore[arg-type]
+        row.lvl = source.lvl  # type: ignore[attr-defined]  # a resolved composite: has lvl
+        _bind(tail, row)
         return
     if type(tail) is RowEmpty:
         raise _missing_label(extra)
     unify(tail, Row(extra, other_tail))
 
 
-_SAME = {
+_SAME: dict[type[Type], Callable[[Any, Any], None]] = {
     TFun: _unify_fun,
     TArray: _unify_elem,
     TRef: _unify_elem,

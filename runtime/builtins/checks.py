@@ -89,7 +89,7 @@ def json_string(value: Value | None) -> str | None:
     """The payload of a ```String(s)``, else None."""
     if (type(value) is Variant and value.tag == "String" and len(value.args) == 1
             and type(value.args[0]) is str):
-        return value.args[0]  # type: ignore[no-any-return]
+        return value.args[0]
     return None
 
 

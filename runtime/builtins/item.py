@@ -48,7 +48,7 @@ def create(item_id: Value, value: Value) -> dict[str, Value]:
 
 @implements("Item.id")
 def id_(item: Value) -> str:
-    return checked_item("Item.id", item)["id"]  # type: ignore[no-any-return]
+    return checked_item("Item.id", item)["id"]
 
 
 @implements("Item.value")

@@ -14,7 +14,6 @@ name indexes are built lazily, on the first request that needs them.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -29,9 +28,6 @@ from runtime.lsp.diagnostics import chain_start, path_uri, to_lsp
 from runtime.lsp.positions import TextIndex
 
 __all__ = ["Analysis", "ScriptInfo", "analyse", "language_of", "surface_names"]
-
-_SCRIPT_CHECK = "chatml.script_check:check_prompt_scripts"
-
 
 @functools.cache
 def surface_names(surface: str) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
@@ -134,15 +130,11 @@ class Analysis:
 
 
 def _prompt_checks(results: dict[str, Any]) -> list[Any]:
-    from chatmd.frontend import PROMPT_CHECKS
+    """:func:`runtime.prompt_checks.prompt_checks`, the script check collecting its results."""
+    from chatmd.frontend import chatmd_checks
+    from runtime.script_check import check_prompt_scripts
 
-    checks = []
-    for reference in PROMPT_CHECKS:
-        module_name, _, function = reference.partition(":")
-        check = getattr(importlib.import_module(module_name), function)
-        checks.append(functools.partial(check, results=results) if reference == _SCRIPT_CHECK
-                      else check)
-    return checks
+    return [*chatmd_checks(), functools.partial(check_prompt_scripts, results=results)]
 
 
 def _chatmd(analysis: Analysis) -> Sequence[Diagnostic]:

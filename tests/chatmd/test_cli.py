@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.cli import main
 from chatmd.frontend import load_prompt
 from chatmd.ir_json import ir_from_json
+from runtime.commands.chatmdc import main
 from tests.support import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "examples" / "hello.chatmd"
@@ -136,7 +136,7 @@ def test_compile_with_errors_writes_nothing(tmp_path: Path, capsys: pytest.Captu
 
 def test_unavailable_emit_mode_exits_2(monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from chatmd import cli
+    from runtime.commands import chatmdc as cli
 
     def unavailable(result: object, args: object) -> str:
         raise cli.EmitUnavailable("--emit chatmd is not available in this build")
@@ -148,6 +148,6 @@ def test_unavailable_emit_mode_exits_2(monkeypatch: pytest.MonkeyPatch,
 
 def test_module_entry_point_exit_status(tmp_path: Path) -> None:
     path = write(tmp_path, "p.chatmd", "<user>x</assistant>")
-    run = subprocess.run([sys.executable, "-m", "chatmd.cli", "check", str(path)],
+    run = subprocess.run([sys.executable, "-m", "runtime.commands.chatmdc", "check", str(path)],
                          cwd=REPO_ROOT, capture_output=True, text=True, check=False)
     assert run.returncode == 1 and "chatmd.mismatched_tag" in run.stderr

@@ -91,8 +91,8 @@ def test_extra_checks_run_on_the_best_effort_prompt() -> None:
     assert clean.prompt is not None and clean.diagnostics == ()
 
 
-def test_registered_checks_are_imported_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(frontend, "PROMPT_CHECKS", ["tests.chatmd.test_frontend:_sample_check"])
+def test_the_default_checks_are_chatmd_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frontend, "chatmd_checks", lambda: [_sample_check])
     result = check_prompt_text("<user>x</user>")
     assert [d.code for d in result.diagnostics] == ["sample.check"]
     assert result.prompt is None

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.cli import main
 from chatmd.frontend import load_prompt, load_prompt_text
+from runtime.commands.chatmdc import main
 from tests.support import REPO_ROOT
 
 PROMPT = """<config model="gpt-4o" max_tokens="64"/>
@@ -136,7 +136,7 @@ def test_emit_chatmd_to_a_file(prompt_file: Path, capsys: pytest.CaptureFixture[
 
 def test_the_console_script_runs(prompt_file: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "chatmd.cli", "compile", str(prompt_file), "--emit", "request"],
+        [sys.executable, "-m", "runtime.commands.chatmdc", "compile", str(prompt_file), "--emit", "request"],
         capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=False)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["model"] == "gpt-4o"

@@ -1,4 +1,4 @@
-"""ChatML scripts of a ChatMD prompt, checked by ``chatmdc check`` (chatml/script_check.py)."""
+"""ChatML scripts of a ChatMD prompt, checked by ``chatmdc check`` (runtime/script_check.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
+
 from chatcommon.diagnostics import Diagnostic
-from chatmd.frontend import PROMPT_CHECKS, check_prompt, check_prompt_text
-from chatml.script_check import check_prompt_scripts
+from chatmd.ast import Element
+from chatmd.frontend import check_prompt_text as chatmd_check_prompt_text
+from chatmd.ir import ShellRuntime
+from runtime.prompt_checks import check_prompt, check_prompt_text, prompt_checks
+from runtime.script_check import check_prompt_scripts
 
 MODERATOR = """\
 <script language="chatml" kind="moderator" id="main">
@@ -27,8 +32,8 @@ def _chatml(diagnostics: tuple[Diagnostic, ...] | list[Diagnostic]) -> list[Diag
     return [d for d in diagnostics if d.code.startswith("chatml.")]
 
 
-def test_the_script_check_is_registered_with_the_frontend() -> None:
-    assert "chatml.script_check:check_prompt_scripts" in PROMPT_CHECKS
+def test_the_script_check_is_one_of_the_prompt_checks() -> None:
+    assert check_prompt_scripts in prompt_checks()
 
 
 def test_a_valid_moderator_script_checks_cleanly() -> None:
@@ -99,26 +104,24 @@ def test_a_shell_matcher_is_checked_against_the_functions_its_runtimes_name() ->
               'let initial_state = 0\n'
               'let is_git ctx st = let* () = Match.yes("git") in Task.pure(st)\n'
               '</script>\n')
-    prompt = type("P", (), {})()
-    loaded = check_prompt_text(script + "<user>x</user>\n", name="p.md", checks=[]).prompt
+    loaded = chatmd_check_prompt_text(script + "<user>x</user>\n", name="p.md",
+                                      checks=[]).prompt
     assert loaded is not None
-    prompt.scripts = loaded.scripts
-    prompt.shell_runtimes = ()
+    prompt = attrs.evolve(loaded, shell_runtimes=())
     (missing,) = check_prompt_scripts(prompt)
     assert missing.message == "A shell_matcher script must define 'match_command'"
-    runtime = type("R", (), {})()
-    runtime.element = _element('<shell_access id="r"><policy><allow>'
-                               '<chatml_match script="m" function="is_git"/></allow></policy>'
-                               '</shell_access>')
-    prompt.shell_runtimes = (runtime,)
+    runtime = ShellRuntime("r", None, _element('<shell_access id="r"><policy><allow>'
+                                               '<chatml_match script="m" function="is_git"/>'
+                                               '</allow></policy></shell_access>'))
+    prompt = attrs.evolve(prompt, shell_runtimes=(runtime,))
     assert check_prompt_scripts(prompt) == []
 
 
-def _element(text: str):  # type: ignore[no-untyped-def]
+def _element(text: str) -> Element:
     from chatmd.parser import parse_text
 
     document = parse_text(text)
-    return next(node for node in document.nodes if hasattr(node, "tag"))
+    return next(node for node in document.nodes if isinstance(node, Element))
 
 
 def test_a_prompt_without_scripts_does_not_load_the_typechecker(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatcommon.quick_args import CommandSpec, quick_parse
-from chatmd import cli as chatmd_cli
 from chatml import cli as chatml_cli
+from runtime.commands import chatmdc as chatmd_cli
 
 
 def _argparse(parser_factory: Any, words: list[str]) -> dict[str, Any] | None:

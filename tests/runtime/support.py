@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from chatmd.frontend import load_prompt
 from chatml.stdlib.render import show
 from chatml.values import Value
 from runtime.ids import Entry, EntryAllocator
+from runtime.prompt_checks import load_prompt
 from runtime.registry import Artifact, ModeratorRegistry
 from runtime.session import ModelRequest
 

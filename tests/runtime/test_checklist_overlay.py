@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.frontend import check_prompt_text
 from chatml.values import Variant
 from runtime.errors import HandlerFailed, UnknownTarget
 from runtime.ids import EntryAllocator, EntryId
 from runtime.manager import ModeratorManager
 from runtime.moderation import InternalEvent, TurnEnd, TurnStart
 from runtime.overlay import INSERTED, REPLACEMENT
+from runtime.prompt_checks import check_prompt_text
 from runtime.session import Session
 from tests.runtime.support import (
     ScriptedModel,

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.frontend import load_prompt
 from runtime.errors import HandlerFailed, SessionEnded, TurnBudgetExceeded
 from runtime.ids import EntryAllocator
 from runtime.manager import ModeratorManager
@@ -18,6 +17,7 @@ from runtime.policy import (
     collapse,
     decide_after_turn_end,
 )
+from runtime.prompt_checks import load_prompt
 from runtime.session import Session
 from tests.runtime.support import (
     RecordingRunner,

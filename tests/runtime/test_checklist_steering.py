@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatmd.frontend import load_prompt
 from runtime.capabilities import Capabilities
+from runtime.prompt_checks import load_prompt
 from runtime.session import Session
 from tests.runtime.support import (
     TRACER,

@@ -230,12 +230,18 @@ let on_event ctx st ev =
 
 
 def test_c19_parallel_outputs_are_appended_in_call_order(tmp_path: Path) -> None:
-    delays = {'"1"': 0.15, '"2"': 0.08, '"3"': 0.0}
+    # Call 1 finishes only after call 2, and call 2 only after call 3: the calls run at
+    # once and finish in reverse order (a sequential run would time out in call 1).
+    done = {name: threading.Event() for name in ('"1"', '"2"', '"3"')}
+    waits_for = {'"1"': '"2"', '"2"': '"3"'}
     finished: list[str] = []
 
     def runner(payload: str) -> str:
-        time.sleep(delays[payload])
+        before = waits_for.get(payload)
+        if before is not None:
+            assert done[before].wait(timeout=10), f"call {payload} ran before {before} finished"
         finished.append(payload)
+        done[payload].set()
         return "out " + payload
 
     session = Session.open(prompt_in(tmp_path, tools=TOOLS), runners={"search": runner})

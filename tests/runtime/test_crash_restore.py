@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chatmd.frontend import load_prompt
+from runtime.prompt_checks import load_prompt
 from runtime.session import Session
 from tests.runtime.support import ScriptedModel, assistant, write_prompt
 from tests.support import REPO_ROOT
@@ -19,7 +19,7 @@ from tests.support import REPO_ROOT
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from chatmd.frontend import load_prompt
+from runtime.prompt_checks import load_prompt
 from chatcommon.atomic import atomic_write_text
 from runtime.session import Session
 from tests.runtime.support import ScriptedModel, assistant, function_call

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.frontend import load_prompt
 from runtime.errors import HandlerFailed, HandlerLimitExceeded, ModeratorLoadError
 from runtime.handler import HandlerLimits
 from runtime.ids import EntryAllocator
 from runtime.manager import ModeratorManager
 from runtime.moderation import TurnEnd, TurnStart
+from runtime.prompt_checks import load_prompt
 from runtime.registry import ModeratorRegistry, ScriptInstance
 from runtime.session import Session
 from tests.runtime.support import compile_script, entries, shown, user_item

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatmd.frontend import load_prompt
 from runtime.errors import SnapshotDecodeError, SnapshotMismatch
 from runtime.ids import EntryAllocator, EntryId, InvalidEntryId
 from runtime.moderation import AppendItem, DeleteItem, Halt, PrependSystem, ReplaceItem
@@ -22,6 +21,7 @@ from runtime.overlay import (
     overlay_to_json,
     project,
 )
+from runtime.prompt_checks import load_prompt
 from runtime.session import Session
 from runtime.store import load_record
 from tests.runtime.support import ScriptedModel, assistant, entries, prompt_in, user_item

@@ -52,6 +52,7 @@ class _Resolver:
         runtime = self.declared[runtime_id]
         parent_id = runtime.extends
         base: ShellAccessDecl | None
+        chain: tuple[str, ...]
         stack.append(runtime_id)
         if parent_id is None:
             base, chain = defaults_runtime(runtime_id), (DEFAULTS_ORIGIN,)

@@ -85,9 +85,11 @@ def merge_runtime(child: ShellAccessDecl, parent: ShellAccessDecl
     if child.capabilities is not None:
         own = child.capabilities
         replace = own.merge == "replace"
+        settings: dict[str, Any] = _settings_over(
+            own, capabilities, ("sandbox", "network", "child_processes", "arbitrary_code",
+                                "privilege_change"))
         capabilities = Capabilities(
-            **_settings_over(own, capabilities, ("sandbox", "network", "child_processes",
-                                                 "arbitrary_code", "privilege_change")),
+            **settings,
             reads=_listed(capabilities.reads, own.reads, replace),
             writes=_listed(capabilities.writes, own.writes, replace), span=own.span)
     resolver = parent.resolver

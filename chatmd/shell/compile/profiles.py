@@ -10,7 +10,7 @@ compile to different digests.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -117,8 +117,8 @@ class _Layer:
             chosen += (Backend("direct", "builtin-direct", "any", origin=self.origin),)
         return Backends(merge="replace", backends=chosen, origin=self.origin)
 
-    def runtime(self, **sections: object) -> ShellAccessDecl:
-        return ShellAccessDecl(id="", **sections)  # type: ignore[arg-type]
+    def runtime(self, **sections: Any) -> ShellAccessDecl:
+        return ShellAccessDecl(id="", **sections)
 
 
 def _workspace_readonly(layer: _Layer, platform: str) -> ShellAccessDecl:

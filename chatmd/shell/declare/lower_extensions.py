@@ -259,7 +259,7 @@ def lower_audit(lowering: Lowering, element: Element) -> Audit | None:
         lowering.error(element.span, "shell.audit_path_required",
                        'format="jsonl" needs a path for the audit file', path + ("path",),
                        hint='add path="${session_dir}/shell-audit.jsonl"')
-    filters = []
+    filters: list[AuditFilter | None] = []
     for child in child_elements(lowering, element, path, "at most one <filter> element"):
         if child.tag != "filter":
             lowering.error(child.span, "shell.unknown_element",

@@ -8,6 +8,8 @@ arity code of the context (``shell.rule_matcher_arity`` for rules,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from chatmd.ast import Element
 from chatmd.shell.declare.lowering import Attributes, Lowering, Path, child_elements, expect_empty
 from chatmd.shell.declare.matchers import (
@@ -38,10 +40,12 @@ ACTIONS = ("allow", "ask", "deny")
 MERGE = ("append", "replace")
 
 _MATCHER_LIST = ", ".join(f"<{tag}>" for tag in sorted(MATCHER_TAGS))
-_VALUE_MATCHERS = {"program": ProgramIs, "basename": BasenameIs, "program_regex": ProgramRegex,
-                   "argument": ArgumentIs, "argument_contains": ArgumentContains}
-_FLAG_MATCHERS = {"any_command": AnyCommand, "trusted_executable": TrustedExecutable,
-                  "no_unknown_effects": NoUnknownEffects, "raw_shell": RawShell}
+_VALUE_MATCHERS: dict[str, Callable[..., Matcher]] = {
+    "program": ProgramIs, "basename": BasenameIs, "program_regex": ProgramRegex,
+    "argument": ArgumentIs, "argument_contains": ArgumentContains}
+_FLAG_MATCHERS: dict[str, Callable[..., Matcher]] = {
+    "any_command": AnyCommand, "trusted_executable": TrustedExecutable,
+    "no_unknown_effects": NoUnknownEffects, "raw_shell": RawShell}
 
 
 def _matchers_among(lowering: Lowering, element: Element, path: Path) -> list[Matcher | None]:

@@ -214,9 +214,9 @@ def _env_operation(lowering: Lowering, element: Element, path: Path) -> EnvOpera
                            path, hint='write <path prepend="/opt/bin"/> or '
                            '<path append="/opt/bin"/>')
         else:
-            value = attributes.path_expr(given[0], required=True)
-            if value is not None:
-                operation = EnvPath(given[0], value, span=span, origin=origin)
+            expr = attributes.path_expr(given[0], required=True)
+            if expr is not None:
+                operation = EnvPath(given[0], expr, span=span, origin=origin)
     else:  # path_env
         attributes = Attributes(lowering, element, path,
                                 ("name", "suffix", "position", "required"))
@@ -234,7 +234,8 @@ def _env_operation(lowering: Lowering, element: Element, path: Path) -> EnvOpera
 def lower_environment(lowering: Lowering, element: Element) -> Environment:
     path: Path = ("environment",)
     attributes = Attributes(lowering, element, path, ("inherit", "merge"))
-    operations = _lower_children(lowering, element, path, ENVIRONMENT_CHILDREN, _env_operation)
+    operations: list[EnvOperation] = _lower_children(lowering, element, path,
+                                                     ENVIRONMENT_CHILDREN, _env_operation)
     return Environment(inherit=attributes.setting_enum("inherit", ENV_INHERIT),
                        merge=attributes.enum("merge", MERGE, default="append") or "append",
                        operations=tuple(operations), span=element.span)

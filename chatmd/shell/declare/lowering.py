@@ -228,10 +228,10 @@ class Attributes:
 
     def non_empty(self, name: str) -> str | None:
         """An optional value that may not be empty when given (ids, function names)."""
-        return self._parsed(name, parse_non_empty, self.codes.invalid)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_non_empty, self.codes.invalid)
 
     def sha256(self, name: str = "sha256") -> str | None:
-        return self._parsed(name, parse_hex_digest, self.codes.invalid)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_hex_digest, self.codes.invalid)
 
     def ref(self, name: str, *, required: bool = False) -> str | None:
         """A reference, qualified with the declaring file's namespace."""
@@ -249,34 +249,34 @@ class Attributes:
 
     def enum(self, name: str, choices: tuple[str, ...], *, required: bool = False,
              default: str | None = None) -> str | None:
-        return self._parsed(name, lambda v: parse_enum(v, choices), self.codes.invalid,  # type: ignore[no-any-return]
+        return self._parsed(name, lambda v: parse_enum(v, choices), self.codes.invalid,
                             required=required, default=default)
 
     def duration(self, name: str) -> float | None:
-        return self._parsed(name, parse_duration, self.codes.duration)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_duration, self.codes.duration)
 
     def byte_size(self, name: str, default: int | None = None) -> int | None:
-        return self._parsed(name, parse_bytes, self.codes.bytes, default=default)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_bytes, self.codes.bytes, default=default)
 
     def uint(self, name: str) -> int | None:
-        return self._parsed(name, parse_uint, self.codes.integer)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_uint, self.codes.integer)
 
     def positive_int(self, name: str, default: int) -> int:
-        return self._parsed(name, parse_positive_int, self.codes.integer, default=default)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_positive_int, self.codes.integer, default=default)
 
     def csv(self, name: str, *, required: bool = False) -> tuple[str, ...] | None:
-        return self._parsed(name, parse_csv, self.codes.list, required=required)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_csv, self.codes.list, required=required)
 
     def json_strings(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        return self._parsed(name, parse_json_strings, self.codes.json, default=default)  # type: ignore[no-any-return]
+        return self._parsed(name, parse_json_strings, self.codes.json, default=default)
 
     def path_expr(self, name: str, *, required: bool = False) -> PathExpr | None:
         source_dir = self.lowering.source_dir
-        return self._parsed(name, lambda v: parse_path(v, source_dir), self.codes.path,  # type: ignore[no-any-return]
+        return self._parsed(name, lambda v: parse_path(v, source_dir), self.codes.path,
                             required=required)
 
     def env_name(self, name: str, *, required: bool = False) -> str | None:
-        return self._parsed(name, parse_env_name, "shell.invalid_env_name",  # type: ignore[no-any-return]
+        return self._parsed(name, parse_env_name, "shell.invalid_env_name",
                             required=required)
 
     # --------------------------------------------------- tri-state reads

@@ -20,7 +20,6 @@ import attrs
 
 from chatcommon.diagnostics import Diagnostic
 from chatcommon.sources import Span
-from chatmd.shell import POLICY_VARIABLE
 from chatmd.shell.compile.compiler import CompiledShell
 from chatmd.shell.compile.reporting import compile_diagnostic, location
 from chatmd.shell.compile.validate import runtime_hooks
@@ -35,6 +34,7 @@ from chatmd.shell.declare.values import (
     parse_duration,
     parse_uint,
 )
+from chatmd.shell.secure import POLICY_VARIABLE
 
 PHASE = "shell.secure"
 
@@ -121,7 +121,7 @@ def parse_admin_policy(data: Any, source: str) -> AdminPolicy:
         if flags[name]:
             raise ValueProblem(f"{name} is required by the policy, but this implementation "
                                "cannot verify trusted sources or signatures")
-    lists: dict[str, tuple[str, ...] | None] = {}
+    lists: dict[str, Any] = {}  # AdminPolicy's list fields by name: tuple[str, ...] | None
     for name in _OPTIONAL_LISTS + _LISTS:
         value = data.get(name)
         if value is None:
@@ -142,7 +142,7 @@ def parse_admin_policy(data: Any, source: str) -> AdminPolicy:
     label = data.get("source", source)
     if not isinstance(label, str):
         raise ValueProblem("source must be a string")
-    return AdminPolicy(label, flags, limits=limits, **lists)  # type: ignore[arg-type]
+    return AdminPolicy(label, flags, limits=limits, **lists)
 
 
 def load_admin_policy(path: str) -> AdminPolicy:

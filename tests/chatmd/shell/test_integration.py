@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from chatcommon.diagnostics import DiagnosticError
-from chatmd.cli import main
 from chatmd.declarations.shell_validation import ShellDefinitions
 from chatmd.frontend import check_prompt, check_prompt_text, load_prompt
 from chatmd.ir import ShellTool
 from chatmd.ir_json import ir_from_json
 from chatmd.shell.integration import with_compiled_shell
+from runtime.commands.chatmdc import main
 from tests.support import REPO_ROOT
 
 CLEAN = """\

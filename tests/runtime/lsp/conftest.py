@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-SERVER = [sys.executable, "-m", "chatmd.cli", "lsp"]
+SERVER = [sys.executable, "-m", "runtime.commands.chatmdc", "lsp"]
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))

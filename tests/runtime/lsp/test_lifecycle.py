@@ -22,7 +22,7 @@ async def test_initialize_open_shutdown_exit(tmp_path: Path) -> None:
     def on_diagnostics(params: lsp.PublishDiagnosticsParams) -> None:
         published.append(params)
 
-    await client.start_io(sys.executable, "-m", "chatmd.cli", "lsp")
+    await client.start_io(sys.executable, "-m", "runtime.commands.chatmdc", "lsp")
     server = client._server
     assert server is not None
     result = await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.cli import main
+from runtime.commands.chatmdc import main
 from tests.runtime.shell.support import chain_tool, runtime, structured_tool
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chatmd.cli import main
+from runtime.commands.chatmdc import main
 from runtime.shell.audit import AuditLog, verify
 from runtime.shell.environment import build_environment
 from runtime.shell.paths import HostDirs

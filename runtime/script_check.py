@@ -1,7 +1,8 @@
 """Checking the ChatML ``<script>``s of a ChatMD prompt (``chatmdc check``).
 
-:func:`check_prompt_scripts` is a prompt check for ``chatmd.frontend``'s
-``PROMPT_CHECKS`` seam: for every ChatML script of the loaded prompt it
+It needs both languages, so it lives above them. :func:`check_prompt_scripts`
+is a prompt check (a :data:`chatmd.frontend.PromptCheck`, run by
+:mod:`runtime.prompt_checks`): for every ChatML script of the loaded prompt it
 parses and typechecks the source against the surface of the script's kind
 (``moderator`` -> the moderator surface, each shell kind -> its own surface),
 then checks the host contract (:mod:`chatml.typecheck.contracts`). Diagnostics are
@@ -16,18 +17,24 @@ that has a ChatML script.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chatcommon.diagnostics import Diagnostic, Related
+from chatmd.ast import Element
+from chatmd.frontend import script_source_file
+from chatmd.ir import Prompt, Script, SrcSource
+
+if TYPE_CHECKING:
+    from chatml.check import CheckResult
 
 __all__ = ["check_prompt_scripts"]
 
 
-def _matcher_functions(prompt: Any, script_id: str) -> list[str]:
+def _matcher_functions(prompt: Prompt, script_id: str) -> list[str]:
     """The ``function`` of every ``<chatml_match>`` that names this script."""
     names: list[str] = []
-    for runtime in getattr(prompt, "shell_runtimes", ()):
-        for element in _elements(getattr(runtime, "element", None)):
+    for runtime in prompt.shell_runtimes:
+        for element in _elements(runtime.element):
             if element.tag != "chatml_match":
                 continue
             reference = element.get("script")
@@ -38,35 +45,31 @@ def _matcher_functions(prompt: Any, script_id: str) -> list[str]:
     return names
 
 
-def _elements(root: Any) -> Iterator[Any]:
-    if root is None:
-        return
+def _elements(root: Element) -> Iterator[Element]:
     stack = [root]
     while stack:
         element = stack.pop()
         yield element
-        stack.extend(child for child in getattr(element, "children", ())
-                     if hasattr(child, "tag"))
+        stack.extend(child for child in element.children if isinstance(child, Element))
 
 
-def _declared_at(script: Any) -> tuple[Related, ...]:
-    provenance = getattr(script, "provenance", None)
-    if provenance is None or not getattr(provenance, "file", None):
+def _declared_at(script: Script) -> tuple[Related, ...]:
+    provenance = script.provenance
+    if provenance is None or not provenance.file:
         return ()
     return (Related(f"script '{script.id}' is declared here", provenance.file,
                     provenance.line, provenance.column),)
 
 
-def check_prompt_scripts(prompt: Any, results: dict[str, Any] | None = None) -> list[Diagnostic]:
-    """Every diagnostic of every ChatML script of ``prompt`` (a ``chatmd.ir.Prompt``).
+def check_prompt_scripts(prompt: Prompt,
+                         results: dict[str, CheckResult] | None = None) -> list[Diagnostic]:
+    """Every diagnostic of every ChatML script of ``prompt``.
 
     ``results`` (for editors) receives each checked script's
     :class:`chatml.check.CheckResult` by script id.
     """
     if not any(script.language == "chatml" for script in prompt.scripts):
         return []
-    from chatmd.frontend import script_source_file
-    from chatmd.ir import SrcSource
     from chatml.check import check_source
     from chatml.surfaces import SCRIPT_KIND_SURFACE
     from chatml.typecheck.contracts import check_contract
@@ -84,7 +87,7 @@ def check_prompt_scripts(prompt: Any, results: dict[str, Any] | None = None) -> 
         if result.types is not None and result.ok:
             entries = (_matcher_functions(prompt, script.id)
                        if script.kind == "shell_matcher" else None)
-            diagnostics += check_contract(script.kind, result.types,  # type: ignore[arg-type]
+            diagnostics += check_contract(script.kind, result.types,
                                           source, entries)
         related = _declared_at(script) if isinstance(script.source, SrcSource) else ()
         found.extend(_with_related(diagnostics, related))

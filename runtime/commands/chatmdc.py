@@ -1,8 +1,9 @@
-"""The ``chatmdc`` command: a thin shell over :mod:`chatmd.frontend`.
+"""The ``chatmdc`` command: a thin shell over :mod:`runtime.prompt_checks`.
 
-``chatmdc check [--format text|json] [--confine] PATH...`` reports every
-diagnostic of the full frontend (parse, imports, declarations, registered
-checks). ``chatmdc compile PATH [--emit ir|request|chatmd] [-o OUT]`` checks
+It lives above both languages because ``check`` runs the ChatML script checks
+too. ``chatmdc check [--format text|json] [--confine] PATH...`` reports every
+diagnostic of the full frontend (parse, imports, declarations, ChatMD's checks
+and the ChatML script checks). ``chatmdc compile PATH [--emit ir|request|chatmd] [-o OUT]`` checks
 the same way and, when there is no error, writes the chosen artefact to
 standard output or (atomically) to ``OUT``.
 
@@ -24,9 +25,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from chatcommon.quick_args import CommandSpec, quick_parse
+from chatcommon.quick_args import CommandSpec, ParsedArgs, quick_parse
 
 if TYPE_CHECKING:
     import argparse
@@ -84,7 +85,7 @@ def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from chatcommon.sources import SourceRegistry
-    from chatmd.frontend import check_prompt
+    from runtime.prompt_checks import check_prompt
 
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
@@ -158,7 +159,7 @@ EMITTERS: dict[str, Emitter] = {
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from chatcommon.diagnostics import DiagnosticError
-    from chatmd.frontend import check_prompt
+    from runtime.prompt_checks import check_prompt
 
     result = check_prompt(args.path, confine=args.confine)
     diagnostics = list(result.diagnostics)
@@ -197,7 +198,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _cmd_lsp(args: argparse.Namespace) -> int:
-    from runtime.lsp.server import serve  # lazy; the dispatcher moves out of chatmd later
+    from runtime.lsp.server import serve  # lazy: only the lsp command pays for pygls
 
     return serve()
 
@@ -243,12 +244,24 @@ def build_parser() -> argparse.ArgumentParser:
                           "(by default only local files are read)")
     compile_.set_defaults(run=_cmd_compile)
 
-    from chatmd.shell.cli import add_shell_command
+    register_commands(commands)
+    return parser
 
-    add_shell_command(commands)  # chatmdc shell explain
+
+def register_commands(commands: Any) -> None:
+    """The registration point of the subcommands beyond ``check`` and ``compile``.
+
+    One import and one call per command module; each adds its parser(s) to
+    ``commands`` (an argparse subparsers object) with ``set_defaults(run=...)``.
+    Called only when argparse is needed, so ``chatmdc check`` does not import them.
+    """
+    from chatmd.shell.cli import add_shell_command
+    from runtime.shell.commands import add_exec_commands
+
+    shell_commands = add_shell_command(commands)  # chatmdc shell explain
+    add_exec_commands(shell_commands)  # chatmdc shell exec, chatmdc shell audit verify
     commands.add_parser("lsp", help="run the language server over stdio (ChatMD and ChatML)"
                         ).set_defaults(run=_cmd_lsp)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -256,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatcommon.allocation import one_shot_process
 
         one_shot_process()
-    args: argparse.Namespace | None = quick_parse(  # type: ignore[assignment]
+    args: argparse.Namespace | ParsedArgs | None = quick_parse(
         sys.argv[1:] if argv is None else argv, CHECK_SPEC)
     if args is None:
         try:
