@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from chatml.typecheck import errors
 from chatml.typecheck.environment import ValueEnv
-from chatml.typecheck.schemes import Scheme
+from chatml.typecheck.schemes import Scheme, copy_graph
 from chatml.types import (
     GENERIC,
     Flavor,
@@ -170,15 +170,13 @@ def generalize_all(types: tuple[Type, ...], level: int,
     for t in types:
         if _scan(t, level, found, colour):
             recursive = True
-    if not found:
-        return list(types)
-    if nonexpansive and not recursive:
+    if nonexpansive and not recursive and found:
         for var in found:
             var.level = GENERIC
-        return [Scheme(t) for t in types]
+        return [Scheme(settled(t)) for t in types]
     for var in found:
         var.level = level
-    return list(types)
+    return [settled(t) for t in types] if recursive else list(types)
 
 
 def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
@@ -186,14 +184,26 @@ def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
     found: list[TVar] = []
     recursive = _scan(t, level, found, {})
     if not found:
-        return t
+        return settled(t) if recursive else t
     if nonexpansive and not recursive:
         for var in found:
             var.level = GENERIC
-        return Scheme(t)
+        return Scheme(settled(t))
     for var in found:
         var.level = level
-    return t
+    return settled(t) if recursive else t
+
+
+def settled(t: Type) -> Type:
+    """A copy of ``t`` without bound variables, for an environment entry (issue 15).
+
+    Unification re-links a bound variable to the other side's value (to stop
+    on cycles); in an entry's own type that would make every use rewrite the
+    entry's type with the graph of the value it was applied to (equal, but
+    printed ever larger). An entry whose type holds no bound variable cannot
+    be re-linked: only its unbound variables are shared with its uses.
+    """
+    return copy_graph(t, 0, everything=True)
 
 
 def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:
