@@ -68,19 +68,19 @@ def summary_line(diagnostics: Sequence[Any], file: str) -> str:
 def check_command(args: argparse.Namespace) -> int:
     """``chatml check``: print the top-level types and every diagnostic."""
     from chatml.check import check_file
+    from chatml.types import TYPE_LENGTH_LIMIT, type_length_limited
 
-    if args.format == "json" or args.full_types:
-        from chatml.types import set_type_length_limit
-
-        set_type_length_limit(None)
-    result = check_file(args.file, surface=args.surface)
-    bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
+    full = args.format == "json" or args.full_types
+    with type_length_limited(None if full else TYPE_LENGTH_LIMIT):
+        result = check_file(args.file, surface=args.surface)
+        bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
+        val_lines = result.val_lines()
     if args.format == "json":
         from common.render import render_json
 
         sys.stdout.write(render_json(result.diagnostics, bindings=bindings) + "\n")
     else:
-        for line in result.val_lines():
+        for line in val_lines:
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
         if result.diagnostics:

@@ -36,8 +36,8 @@ Printing follows spec 4.1: ``(int, string -> bool)``, ``{a: int; ...}``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from contextvars import ContextVar
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 GENERIC = 1 << 30  #: the level of a quantified (generic) variable
 
@@ -434,21 +434,29 @@ def has_type_name(t: Type) -> bool:
 #: The default bound on the length of one printed type (see :func:`type_length_limit`).
 TYPE_LENGTH_LIMIT = 2000
 
-_length_limit: ContextVar[int | None] = ContextVar("chatml_type_length_limit",
-                                                   default=TYPE_LENGTH_LIMIT)
+#: The bound in force (None: types print in full). A plain global, not a context
+#: variable: the checker may run on a helper thread (chatml.depth), which starts
+#: with a fresh context.
+_length_limit: list[int | None] = [TYPE_LENGTH_LIMIT]
 
 
 def type_length_limit() -> int | None:
     """The current bound on a printed type's length (None: types print in full)."""
-    return _length_limit.get()
+    return _length_limit[0]
 
 
-def set_type_length_limit(limit: int | None) -> None:
-    """Bound printed types to ``limit`` characters from now on (None: no bound).
+@contextmanager
+def type_length_limited(limit: int | None) -> Iterator[None]:
+    """Bound printed types to ``limit`` characters inside the block (None: no bound).
 
-    ``chatml check --full-types`` and every ``--format json`` output set None.
+    ``chatml check --full-types`` and every ``--format json`` output use None.
     """
-    _length_limit.set(limit)
+    previous = _length_limit[0]
+    _length_limit[0] = limit
+    try:
+        yield
+    finally:
+        _length_limit[0] = previous
 
 
 def elide(text: str, limit: int | None = None) -> str:

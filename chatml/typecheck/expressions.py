@@ -32,7 +32,7 @@ from chatml.types import (
     resolve,
     show_type,
 )
-from chatml.unify import UnifyError, unify
+from chatml.unify import UnifyError, bind_fresh, unify
 from common.diagnostics import Diagnostic
 from common.sources import Span
 
@@ -296,6 +296,9 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
     for item in e.elements:
         item_type = ck.rules[type(item)](ck, item)
         if element.link is item_type:  # fast path: the elements so far had this very type
+            continue
+        if element.link is None:  # the first element: ``element`` is in nothing yet
+            bind_fresh(element, item_type)
             continue
         try:
             unify(item_type, element)

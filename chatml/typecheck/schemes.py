@@ -176,7 +176,7 @@ def _copy(t: Type, level: int, fresh: dict[Type, Type], active: set[Type]) -> Ty
     elif kind is TConstr:
         copy = TConstr(node.name, tuple(parts))
     else:
-        copy = kind(parts[0])
+        copy = kind(parts[0])  # type: ignore[call-arg]
     fresh[t] = copy  # type: ignore[index]
     return copy  # type: ignore[no-any-return]
 
