@@ -36,8 +36,14 @@ Printing follows spec 4.1: ``(int, string -> bool)``, ``{a: int; ...}``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+
+from common.type_length import (  # noqa: F401 (re-exported)
+    TYPE_LENGTH_LIMIT,
+    elide,
+    type_length_limit,
+    type_length_limited,
+)
 
 GENERIC = 1 << 30  #: the level of a quantified (generic) variable
 
@@ -429,44 +435,6 @@ def has_type_name(t: Type) -> bool:
     """Whether ``t`` prints by a registered name (so copies must keep the object itself)."""
     named = _TYPE_NAMES.get(id(t))
     return named is not None and named[0] is t
-
-
-#: The default bound on the length of one printed type (see :func:`type_length_limit`).
-TYPE_LENGTH_LIMIT = 2000
-
-#: The bound in force (None: types print in full). A plain global, not a context
-#: variable: the checker may run on a helper thread (chatml.depth), which starts
-#: with a fresh context.
-_length_limit: list[int | None] = [TYPE_LENGTH_LIMIT]
-
-
-def type_length_limit() -> int | None:
-    """The current bound on a printed type's length (None: types print in full)."""
-    return _length_limit[0]
-
-
-@contextmanager
-def type_length_limited(limit: int | None) -> Iterator[None]:
-    """Bound printed types to ``limit`` characters inside the block (None: no bound).
-
-    ``chatml check --full-types`` and every ``--format json`` output use None.
-    """
-    previous = _length_limit[0]
-    _length_limit[0] = limit
-    try:
-        yield
-    finally:
-        _length_limit[0] = previous
-
-
-def elide(text: str, limit: int | None = None) -> str:
-    """``text`` cut at the length bound, with a marker saying how much was left out."""
-    bound = type_length_limit() if limit is None else limit
-    if bound is None or len(text) <= bound:
-        return text
-    left_out = len(text) - bound
-    return (f"{text[:bound]} ...[{left_out} more characters of this type; "
-            "--full-types or --format json shows it all]")
 
 
 #: A node met again (not on the current path) whose text is at most this long, and
