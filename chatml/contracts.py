@@ -37,7 +37,7 @@ from chatml.types import (
     Type,
     flatten_row,
     resolve,
-    show_type,
+    show_message_type,
     task_of,
 )
 from chatml.unify import UnifyError, unify
@@ -114,8 +114,8 @@ def _check(result: TypeResult, source: SourceFile, kind: str,
             params = (alias_type(input_alias), state)
         expected = TFun(params, task_of(state))
         namer = Namer()
-        actual_text = show_type(actual, namer)
-        expected_text = show_type(expected, namer)
+        actual_text = show_message_type(actual, namer)
+        expected_text = show_message_type(expected, namer)
         try:
             unify(actual, expected)
         except UnifyError as error:

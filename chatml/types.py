@@ -671,15 +671,15 @@ def _variant(row: Type) -> list[Type | str]:
     return parts
 
 
-def show_type_full(t: Type, namer: Namer | None = None) -> str:
-    """``t`` as text (spec 4.1), however long."""
+def show_type(t: Type, namer: Namer | None = None) -> str:
+    """``t`` as text (spec 4.1), however long; pass one ``namer`` for all types of one message."""
     return _Printer(namer or Namer()).run([t], "", "", "")
 
 
-def show_type(t: Type, namer: Namer | None = None) -> str:
-    """``t`` as text (spec 4.1), elided past the length bound; pass one ``namer`` for
-    all types of one message."""
-    return elide(show_type_full(t, namer))
+def show_message_type(t: Type, namer: Namer | None = None) -> str:
+    """``t`` as a message prints it: :func:`show_type` cut at the length bound
+    (:mod:`common.type_length`), saying how much was left out."""
+    return elide(show_type(t, namer))
 
 
 def show_signature(t: Type, namer: Namer | None = None) -> str:

@@ -50,7 +50,7 @@ from chatml.types import (
     Type,
     flatten_row,
     resolve,
-    show_type,
+    show_message_type,
 )
 
 __all__ = ["UnifyError", "bind_fresh", "unify"]
@@ -76,8 +76,8 @@ class UnifyError(Exception):
     def render(self, namer: Namer) -> str:
         """The message, naming type variables with ``namer`` (shared with a hint)."""
         if self.left is not None and self.right is not None and not self.text:
-            return (f"Cannot unify {show_type(self.left, namer)} "
-                    f"with {show_type(self.right, namer)}")
+            return (f"Cannot unify {show_message_type(self.left, namer)} "
+                    f"with {show_message_type(self.right, namer)}")
         return self.text
 
 

@@ -22,8 +22,9 @@ from chatml.bytecode.serialize import BytecodeFormatError, deserialize, serializ
 from common.atomic import atomic_write_bytes
 from common.diagnostics import DiagnosticError
 
-COMPILER_VERSION = "1"
-"""Bumped whenever the compiler's output changes for the same input."""
+COMPILER_VERSION = "2"
+"""Bumped whenever the compiler's output changes for the same input (2: builds with
+warnings are no longer cached, so entries of version 1 may hide warnings)."""
 
 SUFFIX = ".cmlb"
 

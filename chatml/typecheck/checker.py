@@ -40,7 +40,7 @@ from chatml.types import (
     TVariant,
     Type,
     resolve,
-    show_type,
+    show_message_type,
 )
 from chatml.unify import UnifyError
 from common.diagnostics import Diagnostic, Severity
@@ -140,8 +140,8 @@ class Checker:
         namer = Namer()
         message = error.render(namer)
         if hint is None and found is not None and expected is not None:
-            found_text = show_type(found, namer)
-            expected_text = show_type(expected, namer)
+            found_text = show_message_type(found, namer)
+            expected_text = show_message_type(expected, namer)
             if (error.code == errors.TYPE_MISMATCH and
                     (resolve(found) is not error.left or resolve(expected) is not error.right)
                     and found_text != expected_text):

@@ -30,7 +30,7 @@ from chatml.types import (
     TVariant,
     Type,
     resolve,
-    show_type,
+    show_message_type,
 )
 from chatml.unify import UnifyError, bind_fresh, unify
 from common.diagnostics import Diagnostic
@@ -122,7 +122,7 @@ def _operand_hint(op: ast.BinOp, operand: Type, expected: Type) -> str:
         return f"`{op.value}` works on float; write an int literal with a point (1.0)"
     if op is ast.BinOp.CONCAT:
         return "`++` joins two strings; convert other values with to_string"
-    return f"the operands of `{op.value}` must be {show_type(expected)}"
+    return f"the operands of `{op.value}` must be {show_message_type(expected)}"
 
 
 @rule(ast.Prim2)
@@ -230,10 +230,10 @@ def _call_hint(function: Type, args: tuple[Type, ...]) -> str:
         if count != len(args):
             return (f"this function takes {count} argument{'s' if count != 1 else ''} "
                     f"but is given {len(args)}")
-        function_text = show_type(resolved, namer)
-        shown = ", ".join(show_type(a, namer) for a in args)
+        function_text = show_message_type(resolved, namer)
+        shown = ", ".join(show_message_type(a, namer) for a in args)
         return f"this function has type {function_text} but is applied to ({shown})"
-    return f"this expression has type {show_type(resolved, namer)}; it is not a function"
+    return f"this expression has type {show_message_type(resolved, namer)}; it is not a function"
 
 
 # --------------------------------------------------------------------------- control flow
