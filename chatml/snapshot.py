@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 from chatml import json_text
-from chatml.values import MAX_INT, MIN_INT, Module, Ref, Task, Value, Variant, is_builtin
+from chatml.values import MAX_INT, MIN_INT, REF_TYPES, Module, Task, Value, Variant, is_builtin
 from common.allocation import gc_paused
 
 FORMAT = "chatml-snapshot"
@@ -81,7 +81,7 @@ def spell(trail: Trail) -> str:
 
 def _runtime_only(value: Value) -> str:
     """The plural kind name of a value that cannot be snapshotted."""
-    if type(value) is Ref:
+    if type(value) in REF_TYPES:
         return "refs"
     if type(value) is Module:
         return "modules"
