@@ -105,7 +105,7 @@ class TableRef(Ref):
     def __init__(self, value: Value) -> None:
         self.entries = value
         self.exposed = False
-        self.lookup_cache = None
+        self.lookup_cache: Any = None
 
     @property  # type: ignore[override]
     def value(self) -> Value:
