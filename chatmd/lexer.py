@@ -27,7 +27,10 @@ SELF = 1
 END = 2
 TEXT = 3
 
-KIND_NAMES = ("START", "SELF", "END", "TEXT")
+#: A whole element with at most one text child, in one token (see :func:`iter_tokens`).
+ELEMENT = 4
+
+KIND_NAMES = ("START", "SELF", "END", "TEXT", "ELEMENT")
 
 PHASE = "lex"
 
@@ -59,6 +62,17 @@ _MASTER = re.compile(
     re.S,
 )
 _NAME_END = re.compile(r"[ \t\n\r\x0b\x0c]")
+# What follows the opening tag of an element that holds just text: a text run
+# (no `<`, no `|`: one TEXT token by rules 2/8), or blanks and a RAW opener.
+_PLAIN_BODY = re.compile(r"[^<|]*")
+_RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
+#: Elements that never open a structured scope (the shell vocabulary is not read in them).
+_NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
+# Blanks, then an opening tag whose attributes are simple `name="value"` pairs (values
+# without `\\`, `&`, `"`, `<`, `>`): what the fast path of :func:`iter_tokens` reads at once.
+_SIMPLE_OPEN = re.compile(
+    r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
+    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
 _SKIP_WS = re.compile(r"[ \t\n\r\x0b\x0c]*")
 # One well-formed attribute: name, optionally = and a closed quoted or unquoted value.
 # A quote preceded by a backslash does not close a value (the backslash is kept).
@@ -105,6 +119,10 @@ class AttributeScan(NamedTuple):
     attributes: tuple[Attribute, ...]
     spans: tuple[tuple[int, int], ...]
     unterminated: tuple[str, str] | None  # (attribute name, quote character)
+
+
+# One simple `name="value"` pair of :data:`_SIMPLE_OPEN`'s attribute text.
+_SIMPLE_PAIR = re.compile(r"([A-Za-z0-9_:\-]+)=\"([^\"]*)\"")
 
 
 def scan_attributes(text: str, p: int, end: int) -> AttributeScan:
@@ -170,10 +188,22 @@ def _opens_tool_scope(attributes: tuple[Attribute, ...]) -> bool:
 
 def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
                 keep_stray_lt: bool = False,
-                stray_candidates: list[int] | None = None) -> Iterator[tuple]:  # type: ignore[type-arg]
+                stray_candidates: list[int] | None = None,
+                elements: bool = False) -> Iterator[tuple]:  # type: ignore[type-arg]
     """Yield the tokens of ``source`` as ``(kind, value, attrs, start, end)`` tuples.
 
     Lexical errors are appended to ``diagnostics``.
+
+    With ``elements`` (the parser's fast path for element-dense transcripts),
+    an element that holds just text -- a known tag outside any structured
+    scope, with simple ``name="value"`` attributes, its content one text run
+    or one RAW block, then its own closing tag -- comes as one ``ELEMENT``
+    token ``(ELEMENT, name, attrs, start, end, text, text_start, text_end,
+    close_start, close_end, blanks_start)``, ``text`` None when there is no
+    text token, instead of its START, TEXT and END tokens and the TEXT token
+    of the blanks before it (``text[blanks_start:start]``, when not empty).
+    The positions are the same; ``tests/chatmd/test_dense_fast_path.py``
+    checks the two readings give the same documents and diagnostics.
 
     By default the reference's rules apply exactly: an unknown tag-shaped
     chunk runs to the first ``>`` even when it swallows other tags
@@ -207,8 +237,25 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
             "swallows what follows); write `< ` with a space or put the text in RAW| ... |RAW"))
         return resume
 
+    simple_at = _SIMPLE_OPEN.match
     i = 0
     while i < n:
+        if elements and not scopes:
+            simple = simple_at(text, i)
+            if simple is not None and simple.group(2) in _NO_SCOPE:
+                j = simple.end()
+                whole = _whole_element(text, simple.group(2), j)
+                if whole is not None:
+                    start = simple.end(1)
+                    attribute_text = simple.group(3)
+                    attributes = attribute_cache.get(attribute_text)  # type: ignore[assignment]
+                    if attributes is None:
+                        attributes = tuple([Attribute(name, value) for name, value
+                                            in _SIMPLE_PAIR.findall(attribute_text)])
+                        attribute_cache[attribute_text] = attributes
+                    yield (ELEMENT, simple.group(2), attributes, start, j, *whole, i)
+                    i = whole[-1]
+                    continue
         m = match_at(text, i)
         assert m is not None  # the alternatives cover every character
         kind = m.lastgroup
@@ -314,6 +361,28 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         i = close + 4
 
 
+def _whole_element(text: str, name: str, j: int
+                   ) -> tuple[str | None, int, int, int, int] | None:
+    """(text, text start, text end, close start, close end) of the element whose opening
+    tag ends at ``j``, when its content is one text run or one RAW block directly
+    followed by ``</name>``; else None (the element is read token by token)."""
+    closing = "</" + name + ">"
+    raw = _RAW_OPENER.match(text, j)
+    if raw is not None:
+        body_start = raw.end()
+        close = text.find("|RAW", body_start)
+        if close < 0 or not text.startswith(closing, close + 4):
+            return None
+        end = close + 4
+        return text[body_start:close], body_start - 4, end, end, end + len(closing)
+    plain = _PLAIN_BODY.match(text, j).end()  # type: ignore[union-attr]
+    if not text.startswith(closing, plain):
+        return None
+    if plain == j:
+        return None, j, j, j, j + len(closing)
+    return text[j:plain], j, plain, plain, plain + len(closing)
+
+
 def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:
     """All tokens of ``source`` (as :class:`Token`) and any lexical error diagnostics."""
     diagnostics: list[Diagnostic] = []
@@ -322,6 +391,7 @@ def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:
 
 
 __all__ = [
+    "ELEMENT",
     "END",
     "SELF",
     "START",

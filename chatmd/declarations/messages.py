@@ -22,6 +22,11 @@ from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
 from common.numbers import parse_int
+from common.records import fast_constructor
+
+#: Messages are made for every element of a transcript: without the generated __init__.
+_new_message = fast_constructor(Message)
+
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
 TAG_ROLES = {
@@ -151,7 +156,7 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
         tool_call = ToolCallRef(values["tool_call_id"], values["function_name"], arguments)
     source_file = found.source_context if found.source_context is not None else provenance.file
     get = values.get
-    return Message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
+    return _new_message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
                    get("type"), get("tool_call_id"), tool_call, history_id, role_attribute,
                    source_file, provenance)
 
