@@ -62,17 +62,15 @@ _MASTER = re.compile(
     re.S,
 )
 _NAME_END = re.compile(r"[ \t\n\r\x0b\x0c]")
-# What follows the opening tag of an element that holds just text: a text run
-# (no `<`, no `|`: one TEXT token by rules 2/8), or blanks and a RAW opener.
-_PLAIN_BODY = re.compile(r"[^<|]*")
-_RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
 #: Elements that never open a structured scope (the shell vocabulary is not read in them).
 _NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
 # Blanks, then an opening tag whose attributes are simple `name="value"` pairs (values
 # without `\\`, `&`, `"`, `<`, `>`): what the fast path of :func:`iter_tokens` reads at once.
+# Then, after the `>`: blanks and a RAW opener (group 4), else a text run (group 5).
 _SIMPLE_OPEN = re.compile(
     r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
-    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
+    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>"
+    r"(?:([ \t\r\n]*RAW\|)|([^<|]*))")
 _SKIP_WS = re.compile(r"[ \t\n\r\x0b\x0c]*")
 # One well-formed attribute: name, optionally = and a closed quoted or unquoted value.
 # A quote preceded by a backslash does not close a value (the backslash is kept).
@@ -243,10 +241,10 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         if elements and not scopes:
             simple = simple_at(text, i)
             if simple is not None and simple.group(2) in _NO_SCOPE:
-                j = simple.end()
-                whole = _whole_element(text, simple.group(2), j)
+                whole = _whole_element(text, simple)
                 if whole is not None:
                     start = simple.end(1)
+                    j = simple.start(4) if simple.group(4) is not None else simple.start(5)
                     attribute_text = simple.group(3)
                     attributes = attribute_cache.get(attribute_text)  # type: ignore[assignment]
                     if attributes is None:
@@ -361,26 +359,26 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         i = close + 4
 
 
-def _whole_element(text: str, name: str, j: int
+def _whole_element(text: str, simple: re.Match[str]
                    ) -> tuple[str | None, int, int, int, int] | None:
     """(text, text start, text end, close start, close end) of the element whose opening
-    tag ends at ``j``, when its content is one text run or one RAW block directly
-    followed by ``</name>``; else None (the element is read token by token)."""
-    closing = "</" + name + ">"
-    raw = _RAW_OPENER.match(text, j)
-    if raw is not None:
-        body_start = raw.end()
+    tag :data:`_SIMPLE_OPEN` matched, when its content is one text run or one RAW
+    block directly followed by its closing tag; else None (read token by token)."""
+    closing = "</" + simple.group(2) + ">"
+    if simple.group(4) is not None:  # blanks (dropped) and `RAW|`
+        body_start = simple.end()
         close = text.find("|RAW", body_start)
         if close < 0 or not text.startswith(closing, close + 4):
             return None
         end = close + 4
         return text[body_start:close], body_start - 4, end, end, end + len(closing)
-    plain = _PLAIN_BODY.match(text, j).end()  # type: ignore[union-attr]
+    j = simple.start(5)
+    plain = simple.end()
     if not text.startswith(closing, plain):
         return None
     if plain == j:
         return None, j, j, j, j + len(closing)
-    return text[j:plain], j, plain, plain, plain + len(closing)
+    return simple.group(5), j, plain, plain, plain + len(closing)
 
 
 def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:

@@ -131,8 +131,8 @@ class Parser:
             if kind == ELEMENT:  # blanks, START, at most one TEXT, END: in one token
                 _, name, attributes, start, stop, body, body_start, body_end, end, after, \
                     blanks = token
-                if blanks < start:
-                    self._blanks(top, root, blanks, start)
+                if blanks < start and (top is not root or content_mode):
+                    self._blanks(top, blanks, start)
                 self._reported_line = 0
                 if top.texts:
                     self._flush_text(top)
@@ -184,10 +184,9 @@ class Parser:
         self._flush_text(root)
         return Document(tuple(root.children), source)
 
-    def _blanks(self, top: _Open, root: _Open, start: int, end: int) -> None:
-        """The blanks before a whole element, read as the TEXT token they would be."""
-        if top is root and not self.content_mode:
-            return  # blank top-level text is dropped (see _top_level_text)
+    def _blanks(self, top: _Open, start: int, end: int) -> None:
+        """The blanks before a whole element, read as the TEXT token they would be
+        (not called for the document's top level, where blank text is dropped)."""
         if not top.texts:
             top.text_start = start
         top.texts.append(self.source.text[start:end])
