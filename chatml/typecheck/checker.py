@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from chatml.typecheck import errors
 from chatml.typecheck.environment import ValueEnv
-from chatml.typecheck.schemes import Scheme, copy_graph
+from chatml.typecheck.schemes import COPY_AT_USE, Scheme, copied_entry, copy_graph, use_copy
 from chatml.types import (
     GENERIC,
     Flavor,
@@ -111,6 +111,8 @@ class Checker:
             return None
         if type(entry) is Scheme:
             return entry.instantiate(self.level)  # type: ignore[union-attr]
+        if type(entry) is TVar and entry.level == COPY_AT_USE:
+            return use_copy(entry, self.level)
         return entry  # type: ignore[return-value]
 
     def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
@@ -176,7 +178,7 @@ def generalize_all(types: tuple[Type, ...], level: int,
         return [Scheme(settled(t)) for t in types]
     for var in found:
         var.level = level
-    return [settled(t) for t in types] if recursive else list(types)
+    return [copied_entry(t) for t in types] if recursive else list(types)
 
 
 def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
@@ -184,14 +186,14 @@ def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
     found: list[TVar] = []
     recursive = _scan(t, level, found, {})
     if not found:
-        return settled(t) if recursive else t
+        return copied_entry(t) if recursive else t
     if nonexpansive and not recursive:
         for var in found:
             var.level = GENERIC
         return Scheme(settled(t))
     for var in found:
         var.level = level
-    return settled(t) if recursive else t
+    return copied_entry(t) if recursive else t
 
 
 def settled(t: Type) -> Type:
@@ -200,8 +202,10 @@ def settled(t: Type) -> Type:
     Unification re-links a bound variable to the other side's value (to stop
     on cycles); in an entry's own type that would make every use rewrite the
     entry's type with the graph of the value it was applied to (equal, but
-    printed ever larger). An entry whose type holds no bound variable cannot
-    be re-linked: only its unbound variables are shared with its uses.
+    printed ever larger). A scheme whose body holds no bound variable cannot
+    be re-linked: only its unbound variables are shared with its uses. (A
+    cyclic type keeps one bound variable per cycle, which unification needs:
+    such entries are copied at every use, see ``copied_entry``.)
     """
     return copy_graph(t, 0, everything=True)
 

@@ -13,7 +13,7 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
 from chatml.typecheck.records import join, join_hint, reopen_parameter
-from chatml.typecheck.schemes import Scheme
+from chatml.typecheck.schemes import COPY_AT_USE, Scheme, use_copy
 from chatml.types import (
     BOOL,
     ERROR,
@@ -75,6 +75,8 @@ def infer_var(ck: Checker, e: ast.Var) -> Type:
         return ERROR
     if type(entry) is Scheme:
         return entry.instantiate(ck.level)  # type: ignore[union-attr]
+    if type(entry) is TVar and entry.level == COPY_AT_USE:  # a cyclic monomorphic entry
+        return use_copy(entry, ck.level)  # type: ignore[arg-type]
     return entry  # type: ignore[return-value]
 
 
@@ -198,8 +200,9 @@ def infer_app(ck: Checker, e: ast.App) -> Type:
         function = ck.env.values.get(callee.name)
         if type(function) is Scheme:
             function = function.instantiate(ck.level)  # type: ignore[union-attr]
-        elif function is None:
-            function = infer_var(ck, callee)  # reports the unknown variable
+        elif function is None or (type(function) is TVar
+                                  and function.level == COPY_AT_USE):  # type: ignore[union-attr]
+            function = infer_var(ck, callee)  # (reports an unknown variable)
     else:
         function = ck.rules[type(callee)](ck, callee)
     args: list[Type] = []  # (a loop, not a list comprehension: that costs a call)

@@ -75,6 +75,31 @@ class Scheme:
         return template(level)
 
 
+#: The level of the bound variable in front of a monomorphic entry whose type is
+#: cyclic (:func:`copied_entry`): never a real level, above every level and GENERIC.
+COPY_AT_USE = GENERIC + 1
+
+
+def copied_entry(t: Type) -> TVar:
+    """The environment entry for a monomorphic binding whose type ``t`` is cyclic.
+
+    A copy of ``t``'s graph without bound variables except one per cycle
+    (unification needs them to stop), behind a bound variable marked with
+    :data:`COPY_AT_USE`: a use of the name gets :func:`use_copy` of it, a
+    fresh copy whose unbound variables are the entry's (so it stays
+    monomorphic, spec 4.4), and unification never re-links the entry's own
+    nodes into the graph of what a use meets (issue 15).
+    """
+    marker = TVar(COPY_AT_USE)
+    marker.link = copy_graph(t, 0, everything=True)
+    return marker
+
+
+def use_copy(entry: TVar, level: int) -> Type:
+    """What a use of the entry made by :func:`copied_entry` sees."""
+    return copy_graph(entry, level, everything=True)
+
+
 def instantiate(t: Type, level: int) -> Type:
     """A copy of ``t`` with fresh variables at ``level`` for its generic ones.
 
@@ -194,19 +219,20 @@ def copy_graph(t: Type, level: int, everything: bool) -> Type:
     the nodes from which a generic variable can be reached are copied, with
     fresh variables at ``level`` for the generic ones (an instance). Unbound
     non-generic variables are never copied: they stay shared, as they must.
+
+    Every edge into a copied node that lies on a cycle goes through a bound
+    variable (one per such node): unification stops on cyclic types by
+    re-linking a bound variable met again (:mod:`chatml.unify`), so a cycle
+    must hold one.
     """
     root = resolve(t)
-    components: dict[Type, list[Type]] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) not in _COPIED or node in components or has_type_name(node):
-            continue
-        below = [resolve(part) for part in _parts_of(node)]
-        components[node] = below
-        stack.extend(below)
+    components, on_cycle = _graph(root)
     copied = set(components) if everything else _reaching_generic(components)
     copies: dict[Type, Any] = {node: type(node).__new__(type(node)) for node in copied}
+    for node in on_cycle & copied:
+        var = TVar(level)
+        var.link = copies[node]
+        copies[node] = var  # (the blank node itself is var.link)
     fresh: dict[Type, Type] = {}
 
     def image(part: Type) -> Type:
@@ -221,8 +247,39 @@ def copy_graph(t: Type, level: int, everything: bool) -> Type:
         return part
 
     for node, copy in copies.items():
-        _fill(node, copy, [image(part) for part in components[node]])
+        blank = copy.link if type(copy) is TVar else copy
+        _fill(node, blank, [image(part) for part in components[node]])
     return image(root)
+
+
+def _graph(root: Type) -> tuple[dict[Type, list[Type]], set[Type]]:
+    """The compound nodes below ``root`` with their resolved components, and the
+    nodes a back edge of a depth-first walk leads to (one on every cycle)."""
+    components: dict[Type, list[Type]] = {}
+    on_cycle: set[Type] = set()
+    if type(root) not in _COPIED or has_type_name(root):
+        return components, on_cycle
+    active: set[Type] = {root}
+    components[root] = [resolve(part) for part in _parts_of(root)]
+    walk: list[tuple[Type, int]] = [(root, 0)]
+    while walk:
+        node, index = walk[-1]
+        parts = components[node]
+        if index == len(parts):
+            walk.pop()
+            active.discard(node)
+            continue
+        walk[-1] = (node, index + 1)
+        part = parts[index]
+        if type(part) not in _COPIED or has_type_name(part):
+            continue
+        if part in active:
+            on_cycle.add(part)
+        elif part not in components:
+            components[part] = [resolve(below) for below in _parts_of(part)]
+            active.add(part)
+            walk.append((part, 0))
+    return components, on_cycle
 
 
 def _parts_of(node: Any) -> list[Type]:
