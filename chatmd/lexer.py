@@ -20,6 +20,7 @@ from typing import NamedTuple
 from chatmd.ast import Attribute, Element
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
 from common.diagnostics import Diagnostic, Severity
+from common.records import fast_constructor
 from common.sources import SourceFile, Span
 
 START = 0
@@ -64,6 +65,8 @@ _MASTER = re.compile(
 _NAME_END = re.compile(r"[ \t\n\r\x0b\x0c]")
 #: Elements that never open a structured scope (the shell vocabulary is not read in them).
 _NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
+#: Their closing tags.
+_CLOSINGS = {name: f"</{name}>" for name in _NO_SCOPE}
 # Blanks, then an opening tag whose attributes are simple `name="value"` pairs (values
 # without `\\`, `&`, `"`, `<`, `>`): what the fast path of :func:`iter_tokens` reads at once.
 # Then, after the `>`: blanks and a RAW opener (group 4), else a text run (group 5).
@@ -80,6 +83,9 @@ _ATTRIBUTE = re.compile(
     r"(?:\"(.*?)(?<!\\)\"|'(.*?)(?<!\\)'|([^ \t\n\r\x0b\x0c\"'][^ \t\n\r\x0b\x0c]*)))?",
     re.S,
 )
+
+#: Attributes of the fast path, made without the generated __init__.
+_new_attribute = fast_constructor(Attribute)
 
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 
@@ -240,20 +246,34 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
     while i < n:
         if elements and not scopes:
             simple = simple_at(text, i)
-            if simple is not None and simple.group(2) in _NO_SCOPE:
-                whole = _whole_element(text, simple)
-                if whole is not None:
-                    start = simple.end(1)
-                    j = simple.start(4) if simple.group(4) is not None else simple.start(5)
-                    attribute_text = simple.group(3)
-                    attributes = attribute_cache.get(attribute_text)  # type: ignore[assignment]
-                    if attributes is None:
-                        attributes = tuple([Attribute(name, value) for name, value
-                                            in _SIMPLE_PAIR.findall(attribute_text)])
-                        attribute_cache[attribute_text] = attributes
-                    yield (ELEMENT, simple.group(2), attributes, start, j, *whole, i)
-                    i = whole[-1]
-                    continue
+            if simple is not None:  # the whole-element fast path (see the docstring)
+                blanks, name, attribute_text, raw_opener, run = simple.groups()
+                closing = _CLOSINGS.get(name)
+                if closing is not None:
+                    after = simple.end()
+                    close = -1
+                    if raw_opener is not None:  # blanks (dropped), RAW| body |RAW, </name>
+                        close = find("|RAW", after)
+                        if close >= 0 and text.startswith(closing, close + 4):
+                            j, body, body_start, body_end = (after - len(raw_opener),
+                                                             text[after:close], after - 4,
+                                                             close + 4)
+                        else:
+                            close = -1
+                    elif text.startswith(closing, after):  # one text run (maybe none)
+                        j = body_start = after - len(run)
+                        body, body_end, close = run or None, after, after
+                    if close >= 0:
+                        attributes = attribute_cache.get(attribute_text)  # type: ignore[assignment]
+                        if attributes is None:
+                            attributes = tuple([_new_attribute(key, value) for key, value
+                                                in _SIMPLE_PAIR.findall(attribute_text)])
+                            attribute_cache[attribute_text] = attributes
+                        i_next = body_end + len(closing)
+                        yield (ELEMENT, name, attributes, i + len(blanks), j, body, body_start,
+                               body_end, body_end, i_next, i)
+                        i = i_next
+                        continue
         m = match_at(text, i)
         assert m is not None  # the alternatives cover every character
         kind = m.lastgroup
@@ -357,28 +377,6 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
             return
         yield (TEXT, text[body_start:close], (), opener, close + 4)
         i = close + 4
-
-
-def _whole_element(text: str, simple: re.Match[str]
-                   ) -> tuple[str | None, int, int, int, int] | None:
-    """(text, text start, text end, close start, close end) of the element whose opening
-    tag :data:`_SIMPLE_OPEN` matched, when its content is one text run or one RAW
-    block directly followed by its closing tag; else None (read token by token)."""
-    closing = "</" + simple.group(2) + ">"
-    if simple.group(4) is not None:  # blanks (dropped) and `RAW|`
-        body_start = simple.end()
-        close = text.find("|RAW", body_start)
-        if close < 0 or not text.startswith(closing, close + 4):
-            return None
-        end = close + 4
-        return text[body_start:close], body_start - 4, end, end, end + len(closing)
-    j = simple.start(5)
-    plain = simple.end()
-    if not text.startswith(closing, plain):
-        return None
-    if plain == j:
-        return None, j, j, j, j + len(closing)
-    return simple.group(5), j, plain, plain, plain + len(closing)
 
 
 def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:
