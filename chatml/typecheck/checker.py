@@ -39,6 +39,7 @@ from chatml.types import (
     TVar,
     TVariant,
     Type,
+    has_type_name,
     resolve,
     show_message_type,
 )
@@ -207,7 +208,57 @@ def settled(t: Type) -> Type:
     cyclic type keeps one bound variable per cycle, which unification needs:
     such entries are copied at every use, see ``copied_entry``.)
     """
-    return copy_graph(t, 0, everything=True)
+    try:
+        return _settle(t, {}, set())
+    except (_Cyclic, RecursionError):
+        return copy_graph(t, 0, everything=True)
+
+
+class _Cyclic(Exception):
+    pass
+
+
+def _settle(t: Type, done: dict[Type, Type], active: set[Type]) -> Type:
+    """:func:`settled` for an acyclic graph, one node at a time (the common case)."""
+    while type(t) is TVar:
+        link = t.link  # type: ignore[attr-defined]
+        if link is None:
+            return t
+        t = link
+    kind = type(t)
+    if kind not in _SETTLED or has_type_name(t):
+        return t
+    copy = done.get(t)
+    if copy is not None:
+        return copy
+    if t in active:
+        raise _Cyclic
+    active.add(t)
+    node: Any = t
+    if kind is TFun:
+        copy = TFun(tuple([_settle(p, done, active) for p in node.params]),
+                    _settle(node.result, done, active))
+    elif kind is Row:
+        copy = Row({label: _settle(v, done, active) for label, v in node.fields.items()},
+                   _settle(node.tail, done, active))
+    elif kind is TRecord:
+        copy = TRecord(_settle(node.row, done, active), _settle(node.flavor, done, active),
+                       node.exact)
+    elif kind is TVariant:
+        copy = TVariant(_settle(node.row, done, active))
+    elif kind is TTuple:
+        copy = TTuple(tuple([_settle(e, done, active) for e in node.elems]))
+    elif kind is TConstr:
+        copy = TConstr(node.name, tuple([_settle(a, done, active) for a in node.args]))
+    else:  # TArray, TRef
+        copy = kind(_settle(node.elem, done, active))
+    active.discard(t)
+    done[t] = copy
+    return copy  # type: ignore[no-any-return]
+
+
+#: The compound types :func:`_settle` copies (registered named types are kept).
+_SETTLED = frozenset({TFun, Row, TRecord, TVariant, TTuple, TConstr, TArray, TRef})
 
 
 def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:
