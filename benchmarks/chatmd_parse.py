@@ -4,7 +4,11 @@ Generates a ~5 MB transcript (messages, tool calls and results, reasoning, with
 RAW blocks, markdown tables and unknown tags), loads it with the full ChatMD
 frontend (``load_prompt_text``: parse, imports, declarations), and parses an
 equivalent XML document with ``xml.etree.ElementTree`` in the same run, the two
-interleaved. Prints MB/s for both and the ratio (target: >= 0.25), then the
+interleaved. Prints MB/s for both and the ratio (target: >= 0.25). Then the
+element-dense shape of issue 15 (9,000 rounds of four short elements, 12 MB):
+a whole ``chatmdc check`` process on it, CPU time minus the start-up of one on
+a tiny prompt, against ElementTree parsing the same content as XML (target:
+>= 0.25). Then the
 time of ``chatmdc check`` on the bundled example prompt and on a small prompt
 without shell declarations (target: < 150 ms).
 
@@ -84,6 +88,90 @@ def generate(size: int, seed: int = 7) -> tuple[str, str]:
     return "".join(chatmd), "".join(xml)
 
 
+PLAIN_WORDS = ["the", "model", "reads", "files", "and", "writes", "patches", "then", "code",
+               "lorem", "ipsum", "dolor", "sit", "amet", "tests", "pass", "review", "module"]
+
+
+def _words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choice(PLAIN_WORDS) for _ in range(count))
+
+
+def generate_dense(rounds: int, seed: int = 11) -> tuple[str, str]:
+    """The element-dense transcript of issue 15 and the equivalent XML document.
+
+    ``rounds`` rounds of a 70-word ``<user>``, a 70-word ``<assistant>``, a
+    ``<tool_call>`` whose argument is one line of RAW JSON and a
+    ``<tool_response>`` with a 70-word RAW body: 4 short elements per round
+    (9,000 rounds: 36,000 elements, about 12 MB).
+    """
+    rng = random.Random(seed)
+    chatmd = ['<config model="gpt-4o" temperature="0.2"/>\n<tool name="read_file"/>\n']
+    xml = ['<doc><config model="gpt-4o" temperature="0.2"/>\n<tool name="read_file"/>\n']
+    for turn in range(rounds):
+        question, answer, output = _words(rng, 70), _words(rng, 70), _words(rng, 70)
+        arguments = (f'{{"file": "src/module_{turn}.py", "offset": {turn % 97}, '
+                     f'"line_count": 200, "note": "{_words(rng, 6)}"}}')
+        chatmd.append(
+            f"<user>\n{question}\n</user>\n"
+            f"<assistant>\n{answer}\n</assistant>\n"
+            f'<tool_call function_name="read_file" tool_call_id="call_{turn}">'
+            f"RAW|{arguments}|RAW</tool_call>\n"
+            f'<tool_response tool_call_id="call_{turn}">RAW|{output}|RAW</tool_response>\n')
+        xml.append(
+            f"<user>\n{escape(question)}\n</user>\n"
+            f"<assistant>\n{escape(answer)}\n</assistant>\n"
+            f'<tool_call function_name="read_file" tool_call_id="call_{turn}">'
+            f"{escape(arguments)}</tool_call>\n"
+            f'<tool_response tool_call_id="call_{turn}">{escape(output)}</tool_response>\n')
+    xml.append("</doc>\n")
+    return "".join(chatmd), "".join(xml)
+
+
+def _check_cpu(prompt: Path, repeat: int) -> float:
+    """Best CPU time (user + system) of a whole ``chatmdc check PROMPT`` process."""
+    command = [sys.executable, "-m", "runtime.commands.chatmdc", "check", str(prompt)]
+    best = float("inf")
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, check=False, cwd=REPO, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best = min(best, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return best
+
+
+def _etree_cpu(xml: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.process_time()
+        ElementTree.fromstring(xml)
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def report_dense(rounds: int, repeat: int) -> None:
+    """``chatmdc check`` (whole process minus start-up) on the dense shape vs ElementTree."""
+    chatmd, xml = generate_dense(rounds)
+    with tempfile.TemporaryDirectory() as folder:
+        dense = Path(folder) / "dense.chatmd"
+        dense.write_text(chatmd, encoding="utf-8")
+        plain = Path(folder) / "plain.chatmd"
+        plain.write_text(NO_SHELL_PROMPT, encoding="utf-8")
+        _check_cpu(plain, 1)  # (warms the interpreter's bytecode caches)
+        start_up = _check_cpu(plain, repeat)
+        whole = _check_cpu(dense, repeat)
+    etree = _etree_cpu(xml, repeat)
+    work = max(whole - start_up, 1e-9)
+    size = len(chatmd.encode())
+    ratio = (size / work) / (len(xml.encode()) / etree)
+    print(f"dense transcript: {rounds} rounds, {4 * rounds} elements, {size / 1e6:.2f} MB ChatMD")
+    print(f"chatmdc check (process CPU {whole * 1000:.0f} ms - start-up {start_up * 1000:.0f} ms):"
+          f" {size / work / 1e6:8.1f} MB/s")
+    print(f"ElementTree:      {len(xml.encode()) / etree / 1e6:8.1f} MB/s ({etree * 1000:.0f} ms)")
+    print(f"dense ratio: {ratio:.2f}x ElementTree (target >= 0.25) "
+          f"{'OK' if ratio >= 0.25 else 'MISSED'}")
+
+
 def _interleaved_best(functions: list, repeat: int) -> list[float]:  # type: ignore[type-arg]
     """Best wall time of each function, running them in turn so that load spikes hit all alike."""
     best = [float("inf")] * len(functions)
@@ -136,6 +224,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dense-rounds", type=int, default=9000,
+                        help="rounds of the element-dense transcript (default 9000: 12 MB)")
     args = parser.parse_args()
     chatmd, xml = generate(int(args.size_mb * 1_000_000))
     frontend, etree = _interleaved_best([
@@ -148,6 +238,7 @@ def main() -> None:
     print(f"chatmd frontend:  {chatmd_rate:8.1f} MB/s ({frontend * 1000:.0f} ms)")
     print(f"ElementTree:      {etree_rate:8.1f} MB/s ({etree * 1000:.0f} ms)")
     print(f"ratio: {ratio:.2f}x ElementTree (target >= 0.25) {'OK' if ratio >= 0.25 else 'MISSED'}")
+    report_dense(args.dense_rounds, max(3, args.repeat // 2))
     repeat = max(10, args.repeat)
     _report_startup("on examples/hello.chatmd", REPO / "examples" / "hello.chatmd", repeat)
     with tempfile.TemporaryDirectory() as folder:

@@ -163,7 +163,63 @@ def _five(cls: type, a: Any, b: Any, c: Any, d: Any, e: Any) -> Callable[..., An
     return make
 
 
+def _six(cls: type, *s: Any) -> Callable[..., Any]:
+    a, b, c, d, e, f = s
+
+    def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any) -> Any:
+        node = _new(cls)
+        a(node, x1)
+        b(node, x2)
+        c(node, x3)
+        d(node, x4)
+        e(node, x5)
+        f(node, x6)
+        return node
+    return make
+
+
+def _seven(cls: type, *s: Any) -> Callable[..., Any]:
+    a, b, c, d, e, f, g = s
+
+    def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any, x7: Any) -> Any:
+        node = _new(cls)
+        a(node, x1)
+        b(node, x2)
+        c(node, x3)
+        d(node, x4)
+        e(node, x5)
+        f(node, x6)
+        g(node, x7)
+        return node
+    return make
+
+
+def _fourteen(cls: type, *s: Any) -> Callable[..., Any]:
+    """(the IR's messages: :class:`chatmd.ir.Message`)"""
+    a, b, c, d, e, f, g, h, i, j, k, m, n, o = s
+
+    def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any, x7: Any, x8: Any,
+             x9: Any, x10: Any, x11: Any, x12: Any, x13: Any, x14: Any) -> Any:
+        node = _new(cls)
+        a(node, x1)
+        b(node, x2)
+        c(node, x3)
+        d(node, x4)
+        e(node, x5)
+        f(node, x6)
+        g(node, x7)
+        h(node, x8)
+        i(node, x9)
+        j(node, x10)
+        k(node, x11)
+        m(node, x12)
+        n(node, x13)
+        o(node, x14)
+        return node
+    return make
+
+
 #: Field count -> the template building that many slots (no code is generated at run time).
 _TEMPLATES: dict[int, Callable[..., Callable[..., Any]]] = {
-    1: _one, 2: _two, 3: _three, 4: _four, 5: _five,
+    1: _one, 2: _two, 3: _three, 4: _four, 5: _five, 6: _six, 7: _seven, 14: _fourteen,
 }

@@ -37,13 +37,17 @@ import os
 import re
 
 from chatcommon.diagnostics import Diagnostic, Related, Severity
-from chatcommon.records import evolve
+from chatcommon.records import evolve, fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
 from chatmd.loading import Confinement, UnreadableFile, import_key, read_text, resolve, sha256_hex
 from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces
+
+#: One per top-level element: made without the generated __init__.
+_new_provenance = fast_constructor(Provenance)
+
 
 PHASE = "imports"
 
@@ -165,7 +169,7 @@ class _Expander:
             newline = text.rfind("\n", line_start, start)
             if newline >= 0:
                 line_start = newline + 1
-            provenance = Provenance(source.name, line, start - line_start + 1, file.folder,
+            provenance = _new_provenance(source.name, line, start - line_start + 1, file.folder,
                                     self.prompt_dir, file.namespace, file.sha256)
             self.out.append(TopLevel(node, provenance))
 

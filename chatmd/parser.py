@@ -21,10 +21,16 @@ import attrs
 
 from chatcommon.allocation import gc_paused
 from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
+from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
-from chatmd.lexer import SELF, START, TEXT, iter_tokens
+from chatmd.lexer import ELEMENT, SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
+
+#: One per element and text run: made without the generated __init__.
+_new_element = fast_constructor(Element)
+_new_text = fast_constructor(Text)
+
 
 PHASE = "parse"
 
@@ -75,8 +81,10 @@ def _shorten(text: str) -> str:
 
 class Parser:
     def __init__(self, source: SourceFile, *, content_mode: bool,
-                 keep_stray_lt: bool = False) -> None:
+                 keep_stray_lt: bool = False, whole_elements: bool = True) -> None:
         self.source = source
+        #: read elements that hold just text as one token (the lexer's fast path)
+        self.whole_elements = whole_elements
         self.content_mode = content_mode
         self.keep_stray_lt = keep_stray_lt
         #: offsets of unknown tag-like chunks that contain another `<` (DECISIONS 8)
@@ -98,7 +106,7 @@ class Parser:
         if frame.texts:
             texts = frame.texts
             joined = texts[0] if len(texts) == 1 else "".join(texts)
-            frame.children.append(Text(joined, Span(self.source, frame.text_start, frame.text_end)))
+            frame.children.append(_new_text(joined, Span(self.source, frame.text_start, frame.text_end)))
             frame.texts = []
 
     def run(self) -> Document:
@@ -108,7 +116,8 @@ class Parser:
         top = root
         content_mode = self.content_mode
         for token in iter_tokens(source, self.lex_diagnostics, keep_stray_lt=self.keep_stray_lt,
-                                 stray_candidates=self.stray_candidates):
+                                 stray_candidates=self.stray_candidates,
+                                 elements=self.whole_elements):
             kind = token[0]
             if kind == TEXT:
                 if top is root and not content_mode:
@@ -118,6 +127,22 @@ class Parser:
                     top.text_start = token[3]
                 top.texts.append(token[1])
                 top.text_end = token[4]
+                continue
+            if kind == ELEMENT:  # blanks, START, at most one TEXT, END: in one token
+                _, name, attributes, start, stop, body, body_start, body_end, end, after, \
+                    blanks = token
+                if blanks < start and (top is not root or content_mode):
+                    self._blanks(top, blanks, start)
+                self._reported_line = 0
+                if top.texts:
+                    self._flush_text(top)
+                if len(stack) >= self.depth:
+                    self._deeper(len(stack) + 1, token)
+                children = () if body is None else (
+                    _new_text(body, Span(source, body_start, body_end)),)
+                top.children.append(_new_element(name, attributes, children,
+                                                 Span(source, start, stop),
+                                                 Span(source, end, after), False))
                 continue
             self._reported_line = 0
             if kind == START:
@@ -159,6 +184,14 @@ class Parser:
         self._flush_text(root)
         return Document(tuple(root.children), source)
 
+    def _blanks(self, top: _Open, start: int, end: int) -> None:
+        """The blanks before a whole element, read as the TEXT token they would be
+        (not called for the document's top level, where blank text is dropped)."""
+        if not top.texts:
+            top.text_start = start
+        top.texts.append(self.source.text[start:end])
+        top.text_end = end
+
     def _deeper(self, depth: int, token: _TokenTuple) -> None:
         """Record a new deepest nesting; report once when it passes :data:`MAX_NESTING`."""
         if depth - 1 > MAX_NESTING >= self.depth - 1:
@@ -174,7 +207,7 @@ class Parser:
             self._flush_text(frame)
         _, name, attributes, start, stop = frame.token
         end_span = Span(self.source, end[3], end[4]) if end is not None else None
-        stack[-1].children.append(Element(name, attributes, tuple(frame.children),
+        stack[-1].children.append(_new_element(name, attributes, tuple(frame.children),
                                           Span(self.source, start, stop), end_span, False))
 
     def _unclosed(self, opening: _TokenTuple) -> None:

@@ -140,5 +140,6 @@ def build_file(path: str, data: bytes, *, surface: str | None = None,
     if cached is not None and cached.source_name == path:
         return Artifact(cached, (), source, from_cache=True)
     result = build_source(text, path, surface=surface, values=values, source=source)
-    write_entry(folder, key, result.module)
+    if not result.warnings:  # a cache hit reports no warnings: only warning-free builds are kept
+        write_entry(folder, key, result.module)
     return Artifact(result.module, result.warnings, source)

@@ -12,9 +12,11 @@ without the cyclic garbage collector (:func:`chatcommon.allocation.one_shot_proc
 and a plain ``check`` command line is read without argparse
 (:mod:`chatcommon.quick_args`, same meaning).
 
-``chatml check [--format text|json] [--surface NAME] FILE`` parses and
-typechecks FILE against a builtin surface (default ``core``) and prints
-``val NAME : TYPE`` for every top-level binding on standard output.
+``chatml check [--format text|json] [--surface NAME] [--full-types] FILE``
+parses and typechecks FILE against a builtin surface (default ``core``) and
+prints ``val NAME : TYPE`` for every top-level binding on standard output.
+A printed type is cut short past 2,000 characters (saying how much was left
+out) unless ``--full-types`` is given or the format is JSON.
 Text diagnostics (and a one-line summary) go to standard error; with
 ``--format json`` standard output is one JSON document
 ``{"bindings": [{"name", "type"}], "diagnostics": [...]}``.
@@ -66,15 +68,19 @@ def summary_line(diagnostics: Sequence[Any], file: str) -> str:
 def check_command(args: argparse.Namespace) -> int:
     """``chatml check``: print the top-level types and every diagnostic."""
     from chatml.check import check_file
+    from chatml.typecheck.types import TYPE_LENGTH_LIMIT, type_length_limited
 
-    result = check_file(args.file, surface=args.surface)
-    bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
+    full = args.format == "json" or args.full_types
+    with type_length_limited(None if full else TYPE_LENGTH_LIMIT):
+        result = check_file(args.file, surface=args.surface)
+        bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
+        val_lines = result.val_lines()
     if args.format == "json":
         from chatcommon.render import render_json
 
         sys.stdout.write(render_json(result.diagnostics, bindings=bindings) + "\n")
     else:
-        for line in result.val_lines():
+        for line in val_lines:
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
         if result.diagnostics:
@@ -98,13 +104,18 @@ def _register_check(subparsers: Any) -> None:
                             "json: one document on stdout")
     check.add_argument("--surface", choices=SURFACE_CHOICES, default="core",
                        help="the builtin surface to check against (default: core)")
+    check.add_argument("--full-types", action="store_true",
+                       help="print types in full (by default a type longer than 2,000 "
+                            "characters is cut short, saying how much was left out)")
     check.set_defaults(handler=check_command)
 
 
 #: ``chatml check`` as :func:`_register_check` declares it, for :func:`quick_parse`.
-CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--surface": SURFACE_CHOICES},
+CHECK_SPEC = CommandSpec("check", {"--format": ("text", "json"), "--surface": SURFACE_CHOICES,
+                                   "--full-types": None},
                          "file", many=False,
-                         defaults={"format": "text", "surface": "core", "handler": check_command})
+                         defaults={"format": "text", "surface": "core", "full_types": False,
+                                   "handler": check_command})
 
 
 def _modules_for(command: str | None) -> list[str]:

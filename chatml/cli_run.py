@@ -6,8 +6,13 @@ success, 1 parse/type error or invalid bytecode (nothing runs), 3 runtime
 error (after flushing what the script printed), 2 usage error or unreadable
 file. ``compile FILE -o OUT`` writes the bytecode (atomically); ``dis FILE
 [--python] [--code N]`` prints the bytecode listing (``--python``: the Python the
-VM generates, each line with the instruction it comes from; ``--code N``: one code object). Diagnostics go to stderr, as text or, with
-``--format json``, as one JSON document.
+VM generates, each line with the instruction it comes from; ``--code N``: one code
+object). Diagnostics go to stderr, as text or, with
+``--format json``, as exactly one JSON document ``{"diagnostics": [...]}``
+per command, whatever phases reported (build warnings, a runtime error,
+usage problems), written even when empty; types in its messages are not
+cut short. Source builds report their warnings in every command (a build
+with warnings is not cached, so a cached build has none to report).
 
 :func:`register` adds the three subcommands to an ``argparse`` subparser set
 (``chatml/cli.py`` calls it); :func:`run_command`, :func:`compile_command` and
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatcommon.numbers import abbreviate_digits, parse_int
@@ -39,6 +44,17 @@ def _positive(text: str) -> int:
                                          f"{abbreviate_digits(text)!r}: too large")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _index(text: str) -> int:
+    try:
+        value = parse_int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a code object index (0, 1, ...), "
+                                         f"got {abbreviate_digits(text)!r}")
     return value
 
 
@@ -75,92 +91,143 @@ def register(subparsers: Any) -> None:
     dis = subparsers.add_parser("dis", help="print the bytecode of a ChatML program")
     _common(dis)
     dis.add_argument("--python", action="store_true",
-                     help="print the Python the VM generates instead of the bytecode")
+                     help="print the Python the VM generates, each line with its instruction")
     dis.add_argument("--code", type=_index, default=None, metavar="N",
                      help="only code object N (0 is the top level)")
     dis.set_defaults(handler=dis_command)
 
 
-def _report(diagnostics: Sequence[Any], fmt: str) -> None:
-    from chatcommon.render import render_all_text, render_json
+class _Report:
+    """Where a command's diagnostics go, whatever phases report them.
 
-    if not diagnostics:
-        return
-    if fmt == "json":
-        sys.stderr.write(render_json(diagnostics) + "\n")
-    else:
-        sys.stderr.write(render_all_text(diagnostics))
-    sys.stderr.flush()
+    Text: each batch is written to stderr at once (warnings before what the
+    script prints). JSON: they are collected and :meth:`finish` writes exactly
+    one document ``{"diagnostics": [...]}`` to stderr, even when empty, so a
+    tool can always ``json.load`` it.
+    """
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.collected: list[Any] = []
+
+    def add(self, diagnostics: Sequence[Any]) -> None:
+        if self.fmt == "json":
+            self.collected.extend(diagnostics)
+        elif diagnostics:
+            from chatcommon.render import render_all_text
+
+            sys.stderr.write(render_all_text(diagnostics))
+            sys.stderr.flush()
+
+    def usage(self, path: str, code: str, message: str) -> None:
+        """A usage problem: ``chatml: MESSAGE`` as text, a diagnostic in JSON."""
+        if self.fmt == "json":
+            from chatcommon.diagnostics import Diagnostic
+
+            self.collected.append(Diagnostic.for_file(path, code, message, phase="input"))
+        else:
+            sys.stderr.write(f"chatml: {message}\n")
+
+    def finish(self) -> None:
+        if self.fmt == "json":
+            from chatcommon.render import render_json
+
+            sys.stderr.write(render_json(self.collected) + "\n")
+            sys.stderr.flush()
 
 
-def _read(path: str, fmt: str) -> bytes | None:
+def _reported(command: Callable[[argparse.Namespace, _Report], int]
+              ) -> Callable[[argparse.Namespace], int]:
+    """``command`` with its report finished (one JSON document) however it ends.
+
+    With ``--format json`` types in messages are printed in full.
+    """
+
+    def handler(args: argparse.Namespace) -> int:
+        from chatcommon.type_length import TYPE_LENGTH_LIMIT, type_length_limited
+
+        report = _Report(args.format)
+        try:
+            with type_length_limited(None if args.format == "json" else TYPE_LENGTH_LIMIT):
+                return command(args, report)
+        finally:
+            sys.stdout.flush()
+            report.finish()
+
+    handler.__name__ = command.__name__
+    handler.__doc__ = command.__doc__
+    return handler
+
+
+def _read(path: str, report: _Report) -> bytes | None:
     from chatcommon.diagnostics import Diagnostic
 
     try:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as error:
-        _report([Diagnostic.for_file(path, "chatml.unreadable_file",
-                                     f"cannot read {path}: {error.strerror or error}",
-                                     phase="input")], fmt)
+        report.add([Diagnostic.for_file(path, "chatml.unreadable_file",
+                                        f"cannot read {path}: {error.strerror or error}",
+                                        phase="input")])
         return None
 
 
-def _build(args: argparse.Namespace) -> tuple[Any, int]:
-    """(artifact, 0) or (None, exit status)."""
+def _build(args: argparse.Namespace, report: _Report) -> tuple[Any, int]:
+    """(artifact, 0) or (None, exit status); the build's warnings are reported."""
     from chatcommon.diagnostics import DiagnosticError
     from chatml.build import UnreadableInput, build_file
     from chatml.install import MissingImplementations
 
-    data = _read(args.file, args.format)
+    data = _read(args.file, report)
     if data is None:
         return None, EXIT_USAGE
     try:
         artifact = build_file(args.file, data, surface=args.surface,
                               use_cache=not args.no_cache)
     except KeyError as error:
-        sys.stderr.write(f"chatml: unknown surface {error}\n")
+        report.usage(args.file, "chatml.unknown_surface", f"unknown surface {error}")
         return None, EXIT_USAGE
     except MissingImplementations as error:
-        sys.stderr.write(f"chatml: cannot run with this surface: {error}\n")
+        report.usage(args.file, "chatml.missing_implementations",
+                     f"cannot run with this surface: {error}")
         return None, EXIT_USAGE
     except UnreadableInput as error:
-        _report(error.diagnostics, args.format)
+        report.add(error.diagnostics)
         return None, EXIT_USAGE
     except DiagnosticError as error:
-        _report(error.diagnostics, args.format)
+        report.add(error.diagnostics)
         return None, EXIT_ERROR
+    report.add(artifact.warnings)
     return artifact, EXIT_OK
 
 
-def run_command(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, report: _Report) -> int:
     from chatcommon.diagnostics import Diagnostic, DiagnosticError
     from chatml.build import runtime_values
     from chatml.bytecode.serialize import BytecodeFormatError
     from chatml.calls import ChatMLRuntimeError
+    from chatml.install import MissingImplementations
     from chatml.limits import Limits
     from chatml.vm.loader import load
     from chatml.vm.run import on_large_stack, run_program
 
-    artifact, status = _build(args)
+    artifact, status = _build(args, report)
     if artifact is None:
         return status
-    _report(artifact.warnings, args.format)
     limits = Limits(max_steps=args.max_steps, max_memory=args.max_memory * 2**20,
                     max_depth=args.max_depth)
-    from chatml.install import MissingImplementations
-
     try:
         program = load(artifact.module, runtime_values(artifact.module.surface), artifact.source)
     except MissingImplementations as error:
-        sys.stderr.write(f"chatml: cannot run with this surface: {error}\n")
+        report.usage(args.file, "chatml.missing_implementations",
+                     f"cannot run with this surface: {error}")
         return EXIT_USAGE
     except DiagnosticError as error:
-        _report(error.diagnostics, args.format)
+        report.add(error.diagnostics)
         return EXIT_ERROR
     except BytecodeFormatError as error:  # reading validated it: only a reader bug gets here
-        _report([Diagnostic.for_file(args.file, "chatml.bad_bytecode",
-                                     f"invalid bytecode: {error}", phase="parse")], args.format)
+        report.add([Diagnostic.for_file(args.file, "chatml.bad_bytecode",
+                                        f"invalid bytecode: {error}", phase="parse")])
         return EXIT_ERROR
 
     def execute() -> None:
@@ -170,65 +237,51 @@ def run_command(args: argparse.Namespace) -> int:
         on_large_stack(execute)
     except ChatMLRuntimeError as error:
         sys.stdout.flush()
-        _report(error.diagnostics, args.format)
+        report.add(error.diagnostics)
         return EXIT_RUNTIME
-    finally:
-        sys.stdout.flush()
     return EXIT_OK
 
 
-def compile_command(args: argparse.Namespace) -> int:
+def _compile(args: argparse.Namespace, report: _Report) -> int:
     from chatcommon.atomic import atomic_write_bytes
     from chatcommon.output import unwritable_output
     from chatml.bytecode.serialize import serialize
 
-    artifact, status = _build(args)
+    artifact, status = _build(args, report)
     if artifact is None:
         return status
-    _report(artifact.warnings, args.format)
     try:
         atomic_write_bytes(args.output, serialize(artifact.module), create_folders=False)
     except OSError as error:
-        _report([unwritable_output(args.output, error, "chatml.unwritable_output")], args.format)
+        report.add([unwritable_output(args.output, error, "chatml.unwritable_output")])
         return EXIT_USAGE
     return EXIT_OK
 
 
-def _index(text: str) -> int:
-    try:
-        value = parse_int(text)
-    except ValueError:
-        value = None
-    if value is None or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a code object index (0, 1, ...), "
-                                         f"got {abbreviate_digits(text)!r}")
-    return value
-
-
-def dis_command(args: argparse.Namespace) -> int:
+def _dis(args: argparse.Namespace, report: _Report) -> int:
     from chatml.disassembler import disassemble, python_listing
 
-    artifact, status = _build(args)
+    artifact, status = _build(args, report)
     if artifact is None:
         return status
-    _report(artifact.warnings, args.format)
     module = artifact.module
     code = getattr(args, "code", None)
     if code is not None and code >= len(module.codes):
-        sys.stderr.write(f"chatml: no code object {code}: {args.file} has "
-                         f"{len(module.codes)} (0 to {len(module.codes) - 1})\n")
+        report.usage(args.file, "chatml.no_such_code",
+                     f"no code object {code}: {args.file} has {len(module.codes)} "
+                     f"(0 to {len(module.codes) - 1})")
         return EXIT_USAGE
     if not getattr(args, "python", False):
         sys.stdout.write(disassemble(module, code))
         return EXIT_OK
-    translation, status = _translation(artifact, args.format)
+    translation, status = _translation(artifact, args.file, report)
     if translation is None:
         return status
     sys.stdout.write(python_listing(module, translation.source, translation.line_map, code))
     return EXIT_OK
 
 
-def _translation(artifact: Any, fmt: str) -> tuple[Any, int]:
+def _translation(artifact: Any, path: str, report: _Report) -> tuple[Any, int]:
     """(the generated Python of the artifact's module, 0) or (None, exit status)."""
     from chatcommon.diagnostics import DiagnosticError
     from chatml.build import runtime_values
@@ -238,11 +291,17 @@ def _translation(artifact: Any, fmt: str) -> tuple[Any, int]:
     try:
         return translation_for(artifact.module, runtime_values(artifact.module.surface)), EXIT_OK
     except MissingImplementations as error:
-        sys.stderr.write(f"chatml: cannot run with this surface: {error}\n")
+        report.usage(path, "chatml.missing_implementations",
+                     f"cannot run with this surface: {error}")
         return None, EXIT_USAGE
     except DiagnosticError as error:
-        _report(error.diagnostics, fmt)
+        report.add(error.diagnostics)
         return None, EXIT_ERROR
+
+
+run_command = _reported(_run)
+compile_command = _reported(_compile)
+dis_command = _reported(_dis)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

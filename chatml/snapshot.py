@@ -41,7 +41,7 @@ from typing import Any
 
 from chatcommon.allocation import gc_paused
 from chatml import json_text
-from chatml.values import MAX_INT, MIN_INT, Module, Ref, Task, Value, Variant, is_builtin
+from chatml.values import MAX_INT, MIN_INT, REF_TYPES, Module, Task, Value, Variant, is_builtin
 
 FORMAT = "chatml-snapshot"
 VERSION = 1
@@ -81,7 +81,7 @@ def spell(trail: Trail) -> str:
 
 def _runtime_only(value: Value) -> str:
     """The plural kind name of a value that cannot be snapshotted."""
-    if type(value) is Ref:
+    if type(value) in REF_TYPES:
         return "refs"
     if type(value) is Module:
         return "modules"

@@ -88,6 +88,40 @@ class Ref:
         return f"Ref({self.value!r})"
 
 
+class TableRef(Ref):
+    """The cell of a ``Hashtbl.create`` table: a :class:`Ref` that knows when its entry
+    array was seen by anything but ``Hashtbl.*``.
+
+    Reading or writing ``value`` (a script's ``!t`` and ``t := a``, a host,
+    the undo journal) sets ``exposed``; :mod:`chatml.stdlib.hashtbl` works on
+    ``entries`` directly and clears ``exposed`` when no one else can hold the
+    array. While it is clear, nothing but ``Hashtbl.*`` can have written into
+    the array, so its cached index is valid without looking at the array.
+    Everywhere else a table's cell is an ordinary ref.
+    """
+
+    __slots__ = ("entries", "exposed")
+
+    def __init__(self, value: Value) -> None:
+        self.entries = value
+        self.exposed = False
+        self.lookup_cache: Any = None
+
+    @property  # type: ignore[override]
+    def value(self) -> Value:
+        self.exposed = True
+        return self.entries
+
+    @value.setter
+    def value(self, value: Value) -> None:
+        self.exposed = True
+        self.entries = value
+
+
+REF_TYPES = (Ref, TableRef)
+"""Every type of a ref cell (``type(v) in REF_TYPES`` where ``type(v) is Ref`` was)."""
+
+
 class Module(dict):
     """A module value: export name -> value. ``name`` is the module's name."""
 
@@ -217,7 +251,7 @@ def kind_name(value: Value) -> str:
         return "module"
     if kind is Variant:
         return "variant"
-    if kind is Ref:
+    if kind is Ref or kind is TableRef:
         return "ref"
     if isinstance(value, Task):
         return "task"

@@ -15,6 +15,7 @@ pass over the attributes, no regular expressions on the common path.
 from __future__ import annotations
 
 from chatcommon.numbers import parse_int
+from chatcommon.records import fast_constructor
 from chatmd.ast import Element, Text
 from chatmd.declarations.content import lower_content
 from chatmd.declarations.context import LoweringContext
@@ -22,6 +23,10 @@ from chatmd.declarations.text import render_import, render_nodes
 from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
+
+#: Messages are made for every element of a transcript: without the generated __init__.
+_new_message = fast_constructor(Message)
+
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
 TAG_ROLES = {
@@ -111,8 +116,12 @@ def _missing(element: Element, name: str, ctx: LoweringContext, why: str = "") -
 def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext) -> Message | None:
     """The :class:`~chatmd.ir.Message` for a message-like element; None after an error."""
     tag = element.tag
-    found = _Attributes(element)
-    values = found.values
+    values: dict[str, str] = {}
+    for attribute in element.attrs:  # last wins; a flag reads as ''
+        value = attribute.value
+        values[attribute.name] = "" if value is None else value
+    # (the special attributes need the full pass: repeated ids, the first context)
+    found = _Attributes(element) if HISTORY_ID in values or SOURCE_CONTEXT in values else None
     ok = True
     role_attribute: str | None = values.get("role")
     if tag == "msg":
@@ -135,8 +144,8 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
                 if name not in values:
                     _missing(element, name, ctx)
                     ok = False
-    history_id = _history_id(element, found, ctx)
-    if found.history_id is not None and history_id is None:
+    history_id = None if found is None else _history_id(element, found, ctx)
+    if found is not None and found.history_id is not None and history_id is None:
         ok = False
     children = element.children
     if len(children) == 1 and type(children[0]) is Text:  # the common case, inline
@@ -149,9 +158,11 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
     if is_call:
         arguments = content if isinstance(content, str) else ""
         tool_call = ToolCallRef(values["tool_call_id"], values["function_name"], arguments)
-    source_file = found.source_context if found.source_context is not None else provenance.file
+    source_file = provenance.file
+    if found is not None and found.source_context is not None:
+        source_file = found.source_context
     get = values.get
-    return Message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
+    return _new_message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
                    get("type"), get("tool_call_id"), tool_call, history_id, role_attribute,
                    source_file, provenance)
 

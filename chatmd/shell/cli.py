@@ -9,7 +9,9 @@ not import (the frontend's checks import the shell layer).
 Exit status: 0 when the runtime(s) were explained and compile; 1 when they
 were explained but do not compile (the problems are listed in the summary),
 or when the prompt has errors that stop the shell layer (printed on standard
-error); 2 when the file cannot be read or names no such runtime.
+error); 2 when the file cannot be read or names no such runtime. With
+``--format json`` standard error holds exactly one JSON document
+``{"diagnostics": [...]}`` (an unknown runtime is ``chatmd.unknown_runtime``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatcommon.diagnostics import Diagnostic
 
 import attrs
 
@@ -40,23 +46,49 @@ def add_shell_command(commands: Any) -> Any:
                          help="the runtime to explain (qualified id); all runtimes by default")
     explain.add_argument("--platform", choices=("linux", "macos", "any"),
                          help="compile platform (default: this host's)")
+    explain.add_argument("--format", choices=("text", "json"), default="text",
+                         help="diagnostics as text, or as one JSON document "
+                              "{\"diagnostics\": [...]} (both on standard error)")
     explain.set_defaults(run=run_explain)
     return actions
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from chatcommon.render import render_all_text
-
     result = explain_prompt(args.path, args.runtime, platform=args.platform)
     if result.error is not None:
-        sys.stderr.write(f"chatmdc: {result.error}\n")
-        return EXIT_USAGE
-    if not result.text:
-        sys.stderr.write(render_all_text(result.diagnostics))
+        status = EXIT_USAGE
+        _report(args, [], result.error)
+    elif not result.text:
         unreadable = any(d.code == "chatmd.unreadable_input" for d in result.diagnostics)
-        return EXIT_USAGE if unreadable else EXIT_ERRORS
-    sys.stdout.write(result.text)
-    return EXIT_ERRORS if any(d.is_error for d in result.diagnostics) else EXIT_OK
+        status = EXIT_USAGE if unreadable else EXIT_ERRORS
+        _report(args, result.diagnostics, None)
+    else:
+        sys.stdout.write(result.text)
+        sys.stdout.flush()
+        status = EXIT_ERRORS if any(d.is_error for d in result.diagnostics) else EXIT_OK
+        if args.format == "json":  # (as text, the explanation's summary lists them)
+            _report(args, result.diagnostics, None)
+    return status
+
+
+def _report(args: argparse.Namespace, diagnostics: Sequence[Diagnostic],
+            usage: str | None) -> None:
+    """Text: the diagnostics or the usage message. JSON: exactly one document of both."""
+    if args.format != "json":
+        if usage is not None:
+            sys.stderr.write(f"chatmdc: {usage}\n")
+        else:
+            from chatcommon.render import render_all_text
+
+            sys.stderr.write(render_all_text(diagnostics))
+        return
+    from chatcommon.diagnostics import Diagnostic as Found
+    from chatcommon.render import render_json
+
+    found = list(diagnostics)
+    if usage is not None:
+        found.append(Found.for_file(args.path, "chatmd.unknown_runtime", usage, phase="input"))
+    sys.stderr.write(render_json(found) + "\n")
 
 
 @attrs.frozen

@@ -22,8 +22,9 @@ from chatcommon.diagnostics import DiagnosticError
 from chatml.bytecode.code import FORMAT_VERSION, CompiledModule
 from chatml.bytecode.serialize import BytecodeFormatError, deserialize, serialize
 
-COMPILER_VERSION = "1"
-"""Bumped whenever the compiler's output changes for the same input."""
+COMPILER_VERSION = "2"
+"""Bumped whenever the compiler's output changes for the same input (2: builds with
+warnings are no longer cached, so entries of version 1 may hide warnings)."""
 
 SUFFIX = ".cmlb"
 

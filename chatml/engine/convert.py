@@ -54,7 +54,7 @@ from chatml.typecheck.types import (
     Type,
     flatten_row,
     resolve,
-    show_type,
+    show_message_type,
 )
 from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Value, Variant, builtin, is_builtin
 
@@ -100,7 +100,7 @@ def _to_chatml(value: Any, t: Type, where: str, caller: Caller) -> Value:
             return _primitive(value, t, where)
         case TArray():
             if type(value) is not list and type(value) is not tuple:
-                raise ConversionError(f"{where}: expected a list for {show_type(t)}, got "
+                raise ConversionError(f"{where}: expected a list for {show_message_type(t)}, got "
                                       f"{_describe(value)}")
             converted = [_to_chatml(item, t.elem, f"{where}[{i}]", caller)
                          for i, item in enumerate(value)]
@@ -147,14 +147,14 @@ def _primitive(value: Any, t: Prim, where: str) -> Value:
 def _record(value: Any, t: TRecord, where: str, caller: Caller, convert: Any) -> Value:
     fields, tail = flatten_row(t.row)
     if type(value) is not dict:
-        raise ConversionError(f"{where}: expected a dict for {show_type(t)}, got "
+        raise ConversionError(f"{where}: expected a dict for {show_message_type(t)}, got "
                               f"{_describe(value)}")
     missing = [label for label in fields if label not in value]
     if missing:
-        raise ConversionError(f"{where}: missing field {missing[0]!r} of {show_type(t)}")
+        raise ConversionError(f"{where}: missing field {missing[0]!r} of {show_message_type(t)}")
     extra = [label for label in value if label not in fields]
     if extra and type(tail) is not TVar:  # a closed record type
-        raise ConversionError(f"{where}: unexpected field {extra[0]!r} for {show_type(t)}")
+        raise ConversionError(f"{where}: unexpected field {extra[0]!r} for {show_message_type(t)}")
     converted = dict(value)
     changed = False
     for label, field_type in fields.items():
@@ -168,13 +168,13 @@ def _record(value: Any, t: TRecord, where: str, caller: Caller, convert: Any) ->
 def _variant(value: Any, t: TVariant, where: str, caller: Caller, convert: Any) -> Value:
     cases, tail = flatten_row(t.row)
     if type(value) is not Variant:
-        raise ConversionError(f"{where}: expected a chatml.values.Variant for {show_type(t)}, "
+        raise ConversionError(f"{where}: expected a chatml.values.Variant for {show_message_type(t)}, "
                               f"got {_describe(value)}")
     payload = cases.get(value.tag)
     if payload is None:
         if type(tail) is TVar:  # an open row: other tags are fine, payloads unchecked
             return value
-        raise ConversionError(f"{where}: `{value.tag} is not a case of {show_type(t)}")
+        raise ConversionError(f"{where}: `{value.tag} is not a case of {show_message_type(t)}")
     payload = resolve(payload)
     types = payload.elems if type(payload) is TTuple else (payload,)
     if len(types) != len(value.args):
@@ -204,7 +204,7 @@ def _host_function(value: Any, t: TFun, where: str, caller: Caller) -> Value:
     if isinstance(value, ChatMLFunction):
         return value.function
     if not callable(value):
-        raise ConversionError(f"{where}: expected a callable for {show_type(t)}, got "
+        raise ConversionError(f"{where}: expected a callable for {show_message_type(t)}, got "
                               f"{_describe(value)}")
     if is_chatml_function(value):
         return value
@@ -268,13 +268,13 @@ class ChatMLFunction:
         params = self.type.params
         if len(args) != len(params):
             raise ConversionError(f"{self.name}: expected {len(params)} argument(s) for "
-                                  f"{show_type(self.type)}, got {len(args)}")
+                                  f"{show_message_type(self.type)}, got {len(args)}")
         converted = tuple(to_chatml(arg, param, f"{self.name}: argument {i + 1}", self._caller)
                           for i, (arg, param) in enumerate(zip(args, params, strict=True)))
         return to_python(self._caller(self.function, converted), self.type.result, self._caller)
 
     def __repr__(self) -> str:
-        return f"<ChatML function {self.name} : {show_type(self.type)}>"
+        return f"<ChatML function {self.name} : {show_message_type(self.type)}>"
 
 
 def to_python(value: Value, t: Type, caller: Caller, name: str = "function") -> Any:

@@ -15,7 +15,7 @@ from chatml.limits import METER, WORD
 from chatml.registration import implements
 from chatml.stdlib.checks import STRING_COST, charge_array, charge_scan, charge_string, shape
 from chatml.stdlib.render import show
-from chatml.values import ChatMLFailure, Module, Ref, Value, Variant
+from chatml.values import REF_TYPES, ChatMLFailure, Module, Value, Variant
 
 
 def _charge_rendering(chars: int, pieces: int) -> None:
@@ -101,7 +101,7 @@ def variant_tag(variant: Value) -> str:
 
 @implements("swap_ref")
 def swap_ref(cell: Value, new: Value) -> Value:
-    if type(cell) is not Ref:
+    if type(cell) not in REF_TYPES:
         raise shape("swap_ref", "a ref")
     calls.journal_ref(cell)
     old = cell.value

@@ -42,7 +42,7 @@ from __future__ import annotations
 import sys
 
 from chatml import calls
-from chatml.limits import METER
+from chatml.limits import METER, WORD
 from chatml.registration import implements
 from chatml.stdlib.checks import (
     ARRAY_COST,
@@ -53,7 +53,7 @@ from chatml.stdlib.checks import (
     charge_scan,
     shape,
 )
-from chatml.values import Ref, Value, Variant
+from chatml.values import REF_TYPES, Ref, TableRef, Value, Variant
 
 NONE = Variant("None")
 
@@ -71,15 +71,29 @@ class _Index:
 
 def _entries(qualified: str, table: Value, key: Value) -> list[Value]:
     """The table's entry array, after the spec's checks (ref, array, string key)."""
-    if type(table) is not Ref:
+    if type(table) not in REF_TYPES:
         raise shape(qualified, "a ref")
-    entries = table.value
+    entries = _array_of(table)
     if type(entries) is not list:
         raise shape(qualified, "an array")
     if type(key) is not str:
         raise shape(qualified, "a string")
     charge_scan(len(entries))
     return entries
+
+
+def _array_of(table: Ref) -> Value:
+    """The cell's content, read without exposing a :class:`TableRef`'s array."""
+    return table.entries if type(table) is TableRef else table.value  # type: ignore[attr-defined]
+
+
+def _store(table: Ref, entries: list[Value]) -> None:
+    """Give the cell a new entry array that only the table has seen."""
+    if type(table) is TableRef:
+        table.entries = entries  # type: ignore[attr-defined]
+        table.exposed = False  # type: ignore[attr-defined]
+    else:
+        table.value = entries
 
 
 def _holds(entry: Value, key: str) -> bool:
@@ -124,8 +138,8 @@ def _unshared_count() -> int:
     gil_enabled = getattr(sys, "_is_gil_enabled", None)
     if gil_enabled is not None and not gil_enabled():
         return -1
-    cell = Ref([])
-    entries = cell.value
+    cell = TableRef([])
+    entries = cell.entries
     cell.lookup_cache = _Index(entries, {})
     return _getrefcount(entries)
 
@@ -139,9 +153,17 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
     Checks the arguments and charges the scan's steps exactly like
     :func:`_entries` (inlined: this is every lookup's path).
     """
-    if type(table) is not Ref or type(table.value) is not list or type(key) is not str:
+    kind = type(table)
+    if kind is TableRef:
+        entries = table.entries  # type: ignore[union-attr]
+        exposed = table.exposed  # type: ignore[union-attr]
+    elif kind is Ref:
+        entries = table.value  # type: ignore[union-attr]
+        exposed = True
+    else:
+        entries = None
+    if type(entries) is not list or type(key) is not str:
         _entries(qualified, table, key)  # raises the spec's shape error
-    entries = table.value
     if len(entries) >= SCAN_CHARS_PER_STEP:  # charge_scan, with Meter.take's common case inlined
         steps = len(entries) // SCAN_CHARS_PER_STEP
         reserve = METER.reserve - steps
@@ -155,14 +177,21 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
         cache = None
     valid = False
     if cache is not None and cache.entries is entries:
-        try:
-            valid = entries == cache.snapshot
-        except Exception:  # a pathological element comparison (e.g. too deep): rebuild
-            valid = False
+        if not exposed:  # only Hashtbl.* has seen this array: the index is right
+            valid = True
+        else:
+            try:
+                valid = entries == cache.snapshot
+            except Exception:  # a pathological element comparison (e.g. too deep): rebuild
+                valid = False
     if not valid:
-        cache = _build_index(table, entries)
+        cache = _build_index(table, entries)  # type: ignore[arg-type]
         if cache is None:
-            return entries, scan_position(entries, key), None
+            return entries, scan_position(entries, key), None  # type: ignore[arg-type]
+    if exposed and kind is TableRef and _getrefcount(entries) == _UNSHARED:
+        # validated, and no one but the cell and its index holds the array any more:
+        # nothing else can write into it until the cell is read again
+        table.exposed = False  # type: ignore[union-attr]
     position = cache.positions.get(key, -1)
     if position >= 0:
         entry = entries[position]
@@ -177,11 +206,66 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
 def create() -> Ref:
     calls.charge_memory(REF_COST)
     charge_array(0)
-    return Ref([])
+    return TableRef([])
+
+
+def _private(table: Value, key: Value) -> _Index | None:
+    """The index of a :class:`TableRef` whose array only ``Hashtbl.*`` has seen, or None.
+
+    Such an index needs no validation (see :class:`TableRef`) and its hits no
+    re-check: only ``Hashtbl.set`` wrote the array's entries. The caller
+    charges the scan's steps (:func:`_charge_scan`), as :func:`_find` does.
+    """
+    if type(table) is not TableRef or table.exposed or type(key) is not str:
+        return None
+    cache: _Index | None = table.lookup_cache
+    if cache is None or cache.entries is not table.entries:
+        return None
+    return cache
+
+
+def _charge_scan(length: int) -> None:
+    """``charge_scan``, with ``Meter.take``'s common case inlined."""
+    if length >= SCAN_CHARS_PER_STEP:
+        steps = length // SCAN_CHARS_PER_STEP
+        reserve = METER.reserve - steps
+        if reserve >= 0:
+            METER.reserve = reserve
+        else:
+            METER.take(steps)
 
 
 @implements("Hashtbl.set")
 def set_(table: Value, key: Value, value: Value) -> None:
+    # _private(table, key), inlined: this is every update's path
+    if type(table) is TableRef and not table.exposed and type(key) is str \
+            and METER.journal is None:
+        cache = table.lookup_cache
+        entries = table.entries
+        if cache is not None and cache.entries is entries \
+                and _getrefcount(entries) == _UNSHARED:  # the common case: in place
+            length = len(entries)
+            meter = METER
+            if length >= SCAN_CHARS_PER_STEP:
+                _charge_scan(length)
+            meter.memory -= (ARRAY_COST + SLOT_COST * (length + 1) + WORD - 1) // WORD
+            if meter.memory < 0:
+                meter.out_of_memory()
+            entry = {"key": key, "value": value}
+            position = cache.positions.get(key, -1)  # type: ignore[arg-type]
+            if position < 0:
+                cache.positions[key] = length  # type: ignore[index]
+                entries.append(entry)
+                cache.snapshot.append(entry)
+            else:
+                entries[position] = entry
+                cache.snapshot[position] = entry
+            return
+        del entries
+    _set(table, key, value)
+
+
+def _set(table: Value, key: Value, value: Value) -> None:
     entries, position, cache = _find("Hashtbl.set", table, key)
     calls.charge_memory(ARRAY_COST + SLOT_COST * (len(entries) + 1))  # charge_array
     entry = {"key": key, "value": value}
@@ -201,7 +285,7 @@ def set_(table: Value, key: Value, value: Value) -> None:
         updated.append(entry)
     else:
         updated[position] = entry
-    table.value = updated
+    _store(table, updated)  # type: ignore[arg-type]
     if cache is not None:  # the index moves on to the new array
         if position < 0:
             cache.positions[key] = len(entries)
@@ -211,12 +295,25 @@ def set_(table: Value, key: Value, value: Value) -> None:
 
 @implements("Hashtbl.get")
 def get(table: Value, key: Value) -> Variant:
+    if type(table) is TableRef and not table.exposed and type(key) is str:
+        cache = table.lookup_cache  # (_private, inlined: this is every lookup's path)
+        entries = table.entries
+        if cache is not None and cache.entries is entries:
+            length = len(entries)
+            if length >= SCAN_CHARS_PER_STEP:
+                _charge_scan(length)
+            position = cache.positions.get(key, -1)
+            return NONE if position < 0 else Variant("Some", (entries[position]["value"],))
     entries, position, _ = _find("Hashtbl.get", table, key)
     return NONE if position < 0 else Variant("Some", (entries[position]["value"],))
 
 
 @implements("Hashtbl.mem")
 def mem(table: Value, key: Value) -> bool:
+    cache = _private(table, key)
+    if cache is not None:
+        _charge_scan(len(cache.entries))
+        return key in cache.positions
     return _find("Hashtbl.mem", table, key)[1] >= 0
 
 
@@ -226,5 +323,5 @@ def remove(table: Value, key: Value) -> None:
     charge_array(len(entries))
     kept = [entry for entry in entries if not _holds(entry, key)]
     calls.journal_ref(table)
-    table.value = kept
-    table.lookup_cache = None
+    _store(table, kept)  # type: ignore[arg-type]
+    table.lookup_cache = None  # type: ignore[union-attr]

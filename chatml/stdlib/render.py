@@ -34,6 +34,7 @@ from chatml.values import (
     Pure,
     Ref,
     Spawn,
+    TableRef,
     Task,
     Value,
     Variant,
@@ -196,7 +197,7 @@ def _open(value: Value, emit: Any, active: set[int]) -> list[Any] | None:
             return None
         emit("`" + value.tag + "(")
         return [iter(enumerate(value.args)), _ITEMS, None, ")", 0]
-    if kind is Ref:
+    if kind is Ref or kind is TableRef:
         key = id(value)
         if key in active:
             raise ChatMLFailure(CYCLE_MESSAGE)

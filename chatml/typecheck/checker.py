@@ -20,7 +20,7 @@ from chatcommon.diagnostics import Diagnostic, Severity
 from chatcommon.sources import Span
 from chatml.typecheck import errors
 from chatml.typecheck.environment import ValueEnv
-from chatml.typecheck.schemes import Scheme
+from chatml.typecheck.schemes import COPY_AT_USE, Scheme, copied_entry, copy_graph, use_copy
 from chatml.typecheck.types import (
     GENERIC,
     Flavor,
@@ -41,8 +41,9 @@ from chatml.typecheck.types import (
     TVar,
     TVariant,
     Type,
+    has_type_name,
     resolve,
-    show_type,
+    show_message_type,
 )
 from chatml.typecheck.unify import UnifyError
 
@@ -111,6 +112,8 @@ class Checker:
             return None
         if type(entry) is Scheme:
             return entry.instantiate(self.level)
+        if type(entry) is TVar and entry.level == COPY_AT_USE:
+            return use_copy(entry, self.level)
         return entry
 
     def generalize(self, t: Type, nonexpansive: bool) -> Type | Scheme:
@@ -140,8 +143,8 @@ class Checker:
         namer = Namer()
         message = error.render(namer)
         if hint is None and found is not None and expected is not None:
-            found_text = show_type(found, namer)
-            expected_text = show_type(expected, namer)
+            found_text = show_message_type(found, namer)
+            expected_text = show_message_type(expected, namer)
             if (error.code == errors.TYPE_MISMATCH and
                     (resolve(found) is not error.left or resolve(expected) is not error.right)
                     and found_text != expected_text):
@@ -170,15 +173,13 @@ def generalize_all(types: tuple[Type, ...], level: int,
     for t in types:
         if _scan(t, level, found, colour):
             recursive = True
-    if not found:
-        return list(types)
-    if nonexpansive and not recursive:
+    if nonexpansive and not recursive and found:
         for var in found:
             var.level = GENERIC
-        return [Scheme(t) for t in types]
+        return [Scheme(settled(t)) for t in types]
     for var in found:
         var.level = level
-    return list(types)
+    return [copied_entry(t) for t in types] if recursive else list(types)
 
 
 def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
@@ -186,14 +187,78 @@ def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
     found: list[TVar] = []
     recursive = _scan(t, level, found, {})
     if not found:
-        return t
+        return copied_entry(t) if recursive else t
     if nonexpansive and not recursive:
         for var in found:
             var.level = GENERIC
-        return Scheme(t)
+        return Scheme(settled(t))
     for var in found:
         var.level = level
-    return t
+    return copied_entry(t) if recursive else t
+
+
+def settled(t: Type) -> Type:
+    """A copy of ``t`` without bound variables, for an environment entry (issue 15).
+
+    Unification re-links a bound variable to the other side's value (to stop
+    on cycles); in an entry's own type that would make every use rewrite the
+    entry's type with the graph of the value it was applied to (equal, but
+    printed ever larger). A scheme whose body holds no bound variable cannot
+    be re-linked: only its unbound variables are shared with its uses. (A
+    cyclic type keeps one bound variable per cycle, which unification needs:
+    such entries are copied at every use, see ``copied_entry``.)
+    """
+    try:
+        return _settle(t, {}, set())
+    except (_Cyclic, RecursionError):
+        return copy_graph(t, 0, everything=True)
+
+
+class _Cyclic(Exception):
+    pass
+
+
+def _settle(t: Type, done: dict[Type, Type], active: set[Type]) -> Type:
+    """:func:`settled` for an acyclic graph, one node at a time (the common case)."""
+    while type(t) is TVar:
+        link = t.link  # type: ignore[attr-defined]
+        if link is None:
+            return t
+        t = link
+    kind = type(t)
+    if kind not in _SETTLED or has_type_name(t):
+        return t
+    copy = done.get(t)
+    if copy is not None:
+        return copy
+    if t in active:
+        raise _Cyclic
+    active.add(t)
+    node: Any = t
+    if kind is TFun:
+        copy = TFun(tuple([_settle(p, done, active) for p in node.params]),
+                    _settle(node.result, done, active))
+    elif kind is Row:
+        copy = Row({label: _settle(v, done, active) for label, v in node.fields.items()},
+                   _settle(node.tail, done, active))
+    elif kind is TRecord:
+        copy = TRecord(_settle(node.row, done, active), _settle(node.flavor, done, active),
+                       node.exact)
+    elif kind is TVariant:
+        copy = TVariant(_settle(node.row, done, active))
+    elif kind is TTuple:
+        copy = TTuple(tuple([_settle(e, done, active) for e in node.elems]))
+    elif kind is TConstr:
+        copy = TConstr(node.name, tuple([_settle(a, done, active) for a in node.args]))
+    else:  # TArray, TRef
+        copy = kind(_settle(node.elem, done, active))
+    active.discard(t)
+    done[t] = copy
+    return copy  # type: ignore[no-any-return]
+
+
+#: The compound types :func:`_settle` copies (registered named types are kept).
+_SETTLED = frozenset({TFun, Row, TRecord, TVariant, TTuple, TConstr, TArray, TRef})
 
 
 def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:

@@ -39,7 +39,7 @@ from chatml.typecheck.types import (
     Type,
     flatten_row,
     resolve,
-    show_type,
+    show_message_type,
     task_of,
 )
 from chatml.typecheck.unify import UnifyError, unify
@@ -114,8 +114,8 @@ def _check(result: TypeResult, source: SourceFile, kind: str,
             params = (alias_type(input_alias), state)
         expected = TFun(params, task_of(state))
         namer = Namer()
-        actual_text = show_type(actual, namer)
-        expected_text = show_type(expected, namer)
+        actual_text = show_message_type(actual, namer)
+        expected_text = show_message_type(expected, namer)
         try:
             unify(actual, expected)
         except UnifyError as error:

@@ -15,7 +15,7 @@ from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
 from chatml.typecheck.records import join, join_hint, reopen_parameter
-from chatml.typecheck.schemes import Scheme
+from chatml.typecheck.schemes import COPY_AT_USE, Scheme, use_copy
 from chatml.typecheck.types import (
     BOOL,
     ERROR,
@@ -32,9 +32,9 @@ from chatml.typecheck.types import (
     TVariant,
     Type,
     resolve,
-    show_type,
+    show_message_type,
 )
-from chatml.typecheck.unify import UnifyError, unify
+from chatml.typecheck.unify import UnifyError, bind_fresh, unify
 
 # --------------------------------------------------------------------------- literals
 
@@ -75,6 +75,8 @@ def infer_var(ck: Checker, e: ast.Var) -> Type:
         return ERROR
     if type(entry) is Scheme:
         return entry.instantiate(ck.level)
+    if type(entry) is TVar and entry.level == COPY_AT_USE:  # a cyclic monomorphic entry
+        return use_copy(entry, ck.level)
     return entry
 
 
@@ -122,7 +124,7 @@ def _operand_hint(op: ast.BinOp, operand: Type, expected: Type) -> str:
         return f"`{op.value}` works on float; write an int literal with a point (1.0)"
     if op is ast.BinOp.CONCAT:
         return "`++` joins two strings; convert other values with to_string"
-    return f"the operands of `{op.value}` must be {show_type(expected)}"
+    return f"the operands of `{op.value}` must be {show_message_type(expected)}"
 
 
 @rule(ast.Prim2)
@@ -198,8 +200,9 @@ def infer_app(ck: Checker, e: ast.App) -> Type:
         function = ck.env.values.get(callee.name)
         if type(function) is Scheme:
             function = function.instantiate(ck.level)
-        elif function is None:
-            function = infer_var(ck, callee)  # reports the unknown variable
+        elif function is None or (type(function) is TVar
+                                  and function.level == COPY_AT_USE):
+            function = infer_var(ck, callee)  # (reports an unknown variable)
     else:
         function = ck.rules[type(callee)](ck, callee)
     args: list[Type] = []  # (a loop, not a list comprehension: that costs a call)
@@ -230,10 +233,10 @@ def _call_hint(function: Type, args: tuple[Type, ...]) -> str:
         if count != len(args):
             return (f"this function takes {count} argument{'s' if count != 1 else ''} "
                     f"but is given {len(args)}")
-        function_text = show_type(resolved, namer)
-        shown = ", ".join(show_type(a, namer) for a in args)
+        function_text = show_message_type(resolved, namer)
+        shown = ", ".join(show_message_type(a, namer) for a in args)
         return f"this function has type {function_text} but is applied to ({shown})"
-    return f"this expression has type {show_type(resolved, namer)}; it is not a function"
+    return f"this expression has type {show_message_type(resolved, namer)}; it is not a function"
 
 
 # --------------------------------------------------------------------------- control flow
@@ -296,6 +299,9 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
     for item in e.elements:
         item_type = ck.rules[type(item)](ck, item)
         if element.link is item_type:  # fast path: the elements so far had this very type
+            continue
+        if element.link is None:  # the first element: ``element`` is in nothing yet
+            bind_fresh(element, item_type)
             continue
         try:
             unify(item_type, element)

@@ -30,6 +30,7 @@ from chatml.typecheck.types import (
     TVariant,
     Type,
     flatten_row,
+    has_type_name,
     resolve,
 )
 
@@ -76,12 +77,48 @@ class Scheme:
         return template(level)
 
 
+#: The level of the bound variable in front of a monomorphic entry whose type is
+#: cyclic (:func:`copied_entry`): never a real level, above every level and GENERIC.
+COPY_AT_USE = GENERIC + 1
+
+
+def copied_entry(t: Type) -> TVar:
+    """The environment entry for a monomorphic binding whose type ``t`` is cyclic.
+
+    A copy of ``t``'s graph without bound variables except one per cycle
+    (unification needs them to stop), behind a bound variable marked with
+    :data:`COPY_AT_USE`: a use of the name gets :func:`use_copy` of it, a
+    fresh copy whose unbound variables are the entry's (so it stays
+    monomorphic, spec 4.4), and unification never re-links the entry's own
+    nodes into the graph of what a use meets (issue 15).
+    """
+    marker = TVar(COPY_AT_USE)
+    marker.link = copy_graph(t, 0, everything=True)
+    return marker
+
+
+def use_copy(entry: TVar, level: int) -> Type:
+    """What a use of the entry made by :func:`copied_entry` sees."""
+    return copy_graph(entry, level, everything=True)
+
+
 def instantiate(t: Type, level: int) -> Type:
-    """A copy of ``t`` with fresh variables at ``level`` for its generic ones."""
-    return _copy(t, level, {}, set())
+    """A copy of ``t`` with fresh variables at ``level`` for its generic ones.
+
+    The copy is of the graph: a node shared in ``t`` is copied once and
+    shared in the copy, so the work is linear in the number of nodes.
+    """
+    try:
+        return _copy(t, level, {}, set())
+    except _Cycle:
+        return copy_graph(t, level, everything=False)
 
 
-def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Type:
+class _Cycle(Exception):
+    """:func:`_copy` met a cycle: :func:`copy_graph` copies the type instead."""
+
+
+def _copy(t: Type, level: int, fresh: dict[Type, Type], active: set[Type]) -> Type:
     """``t`` with fresh variables for its generic ones; ``t`` itself when it has none.
 
     ``fresh`` maps generic variables to their instances; ``active`` holds the
@@ -104,8 +141,11 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
     kind = type(t)
     if kind not in _COPIED:
         return original
-    if t in active:  # a cycle: it holds no generic variables
-        return original
+    known = fresh.get(t)  # type: ignore[call-overload]
+    if known is not None:  # a shared node: copied once
+        return known  # type: ignore[no-any-return]
+    if t in active:
+        raise _Cycle
     active.add(t)
     node: Any = t
     fields: dict[str, Type] = {}
@@ -147,29 +187,169 @@ def _copy(t: Type, level: int, fresh: dict[TVar, TVar], active: set[Type]) -> Ty
             changed = True
     active.discard(t)
     if not changed:
+        fresh[t] = t  # type: ignore[index]
         return original
+    copy: Any
     if kind is TFun:
-        return TFun(tuple(parts[:-1]), parts[-1])
-    if kind is Row:
-        return Row(dict(zip(fields, parts)), parts[-1])  # noqa: B905 (parts ends with the tail)
-    if kind is TRecord:
-        return TRecord(parts[0], parts[1], node.exact)
-    if kind is TVariant:
-        return TVariant(parts[0])
-    if kind is TTuple:
-        return TTuple(tuple(parts))
-    if kind is TConstr:
-        return TConstr(node.name, tuple(parts))
-    return TArray(parts[0]) if kind is TArray else TRef(parts[0])  # the rest of _COPIED
+        copy = TFun(tuple(parts[:-1]), parts[-1])
+    elif kind is Row:
+        copy = Row(dict(zip(fields, parts)), parts[-1])  # noqa: B905 (parts ends with the tail)
+    elif kind is TRecord:
+        copy = TRecord(parts[0], parts[1], node.exact)
+    elif kind is TVariant:
+        copy = TVariant(parts[0])
+    elif kind is TTuple:
+        copy = TTuple(tuple(parts))
+    elif kind is TConstr:
+        copy = TConstr(node.name, tuple(parts))
+    else:
+        copy = kind(parts[0])  # type: ignore[call-arg]
+    fresh[t] = copy  # type: ignore[index]
+    return copy  # type: ignore[no-any-return]
 
 
 #: The composite types :func:`_copy` rebuilds (everything else has no generic variable).
 _COPIED = frozenset({TFun, TRecord, TVariant, Row, TArray, TRef, TTuple, TConstr})
 
 
+def copy_graph(t: Type, level: int, everything: bool) -> Type:
+    """A copy of the graph of ``t``, cycles and shared nodes included, one node at a time.
+
+    ``everything``: every compound node is copied and generic variables are
+    kept (a scheme's own body, made free of bound variables, so that no
+    unification through a use can re-link anything in it); otherwise only
+    the nodes from which a generic variable can be reached are copied, with
+    fresh variables at ``level`` for the generic ones (an instance). Unbound
+    non-generic variables are never copied: they stay shared, as they must.
+
+    Every edge into a copied node that lies on a cycle goes through a bound
+    variable (one per such node): unification stops on cyclic types by
+    re-linking a bound variable met again (:mod:`chatml.typecheck.unify`), so a cycle
+    must hold one.
+    """
+    root = resolve(t)
+    components, on_cycle = _graph(root)
+    copied = set(components) if everything else _reaching_generic(components)
+    copies: dict[Type, Any] = {node: type(node).__new__(type(node)) for node in copied}
+    for node in on_cycle & copied:
+        var = TVar(level)
+        var.link = copies[node]
+        copies[node] = var  # (the blank node itself is var.link)
+    fresh: dict[Type, Type] = {}
+
+    def image(part: Type) -> Type:
+        copy = copies.get(part)
+        if copy is not None:
+            return copy  # type: ignore[no-any-return]
+        if not everything and type(part) is TVar and part.level == GENERIC:  # type: ignore[attr-defined]
+            var = fresh.get(part)
+            if var is None:
+                var = fresh[part] = TVar(level)
+            return var
+        return part
+
+    for node, copy in copies.items():
+        blank = copy.link if type(copy) is TVar else copy
+        _fill(node, blank, [image(part) for part in components[node]])
+    return image(root)
+
+
+def _graph(root: Type) -> tuple[dict[Type, list[Type]], set[Type]]:
+    """The compound nodes below ``root`` with their resolved components, and the
+    nodes a back edge of a depth-first walk leads to (one on every cycle)."""
+    components: dict[Type, list[Type]] = {}
+    on_cycle: set[Type] = set()
+    if type(root) not in _COPIED or has_type_name(root):
+        return components, on_cycle
+    active: set[Type] = {root}
+    components[root] = [resolve(part) for part in _parts_of(root)]
+    walk: list[tuple[Type, int]] = [(root, 0)]
+    while walk:
+        node, index = walk[-1]
+        parts = components[node]
+        if index == len(parts):
+            walk.pop()
+            active.discard(node)
+            continue
+        walk[-1] = (node, index + 1)
+        part = parts[index]
+        if type(part) not in _COPIED or has_type_name(part):
+            continue
+        if part in active:
+            on_cycle.add(part)
+        elif part not in components:
+            components[part] = [resolve(below) for below in _parts_of(part)]
+            active.add(part)
+            walk.append((part, 0))
+    return components, on_cycle
+
+
+def _parts_of(node: Any) -> list[Type]:
+    kind = type(node)
+    if kind is TFun:
+        return [*node.params, node.result]
+    if kind is Row:
+        return [*node.fields.values(), node.tail]
+    if kind is TRecord:
+        return [node.row, node.flavor]
+    if kind is TVariant:
+        return [node.row]
+    if kind is TTuple:
+        return list(node.elems)
+    if kind is TConstr:
+        return list(node.args)
+    return [node.elem]  # TArray, TRef
+
+
+def _fill(node: Any, copy: Any, parts: list[Type]) -> None:
+    """Make the blank ``copy`` a node like ``node`` over ``parts``."""
+    kind = type(node)
+    copy.lvl = GENERIC
+    if kind is TFun:
+        copy.params, copy.result = tuple(parts[:-1]), parts[-1]
+    elif kind is Row:
+        copy.fields = dict(zip(node.fields, parts))  # noqa: B905 (parts ends with the tail)
+        copy.tail = parts[-1]
+    elif kind is TRecord:
+        copy.row, copy.flavor, copy.exact = parts[0], parts[1], node.exact
+    elif kind is TVariant:
+        copy.row = parts[0]
+    elif kind is TTuple:
+        copy.elems = tuple(parts)
+    elif kind is TConstr:
+        copy.name, copy.args = node.name, tuple(parts)
+    else:
+        copy.elem = parts[0]
+
+
+def _reaching_generic(components: dict[Type, list[Type]]) -> set[Type]:
+    """The nodes of ``components`` from which a generic variable can be reached."""
+    parents: dict[Type, list[Type]] = {}
+    found: set[Type] = set()
+    todo: list[Type] = []
+    for node, parts in components.items():
+        for part in parts:
+            if type(part) is TVar and part.level == GENERIC:  # type: ignore[attr-defined]
+                if node not in found:
+                    found.add(node)
+                    todo.append(node)
+            elif part in components:
+                parents.setdefault(part, []).append(node)
+    while todo:
+        for parent in parents.get(todo.pop(), ()):
+            if parent not in found:
+                found.add(parent)
+                todo.append(parent)
+    return found
+
+
 def compile_template(t: Type) -> Template:
+    """A fast instantiator of ``t``: closures when ``t`` is a tree, else :func:`instantiate`."""
     generics: dict[int, int] = {}
-    compiled = _compile(t, generics, set())
+    try:
+        compiled = _compile(t, generics, set(), set())
+    except _Shared:
+        return lambda level: instantiate(t, level)
     count = len(generics)
     if not callable(compiled):
         constant = compiled
@@ -190,8 +370,18 @@ def _builder(part: Any) -> Builder:
     return part if callable(part) else _const(part)
 
 
-def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    """A constant type (no generics below) or a builder of instances."""
+class _Shared(Exception):
+    """The type is no tree: a node with generic variables below is reached twice."""
+
+
+def _compile(t: Type, generics: dict[int, int], active: set[int],
+             built: set[int]) -> Type | Builder:
+    """A constant type (no generics below) or a builder of instances.
+
+    ``built`` holds the nodes already compiled to a builder: meeting one
+    again (or meeting a node being compiled: a cycle) raises :class:`_Shared`,
+    since closures would copy it once per path.
+    """
     t = resolve(t)
     kind = type(t)
     if type(t) is TVar:
@@ -202,19 +392,21 @@ def _compile(t: Type, generics: dict[int, int], active: set[int]) -> Type | Buil
     if kind is TFun or kind is TRecord or kind is TVariant or kind is Row or kind is TArray \
             or kind is TRef or kind is TTuple or kind is TConstr:
         key = id(t)
-        if key in active:  # a cycle: it holds no generic variables
-            return t
+        if key in active or key in built:
+            raise _Shared
         active.add(key)
-        try:
-            return _COMPILERS[kind](t, generics, active)
-        finally:
-            active.discard(key)
+        compiled = _COMPILERS[kind](t, generics, active, built)
+        active.discard(key)
+        if callable(compiled):
+            built.add(key)
+        return compiled
     return t
 
 
-def _compile_fun(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    params = [_compile(p, generics, active) for p in t.params]
-    result = _compile(t.result, generics, active)
+def _compile_fun(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    params = [_compile(p, generics, active, built) for p in t.params]
+    result = _compile(t.result, generics, active, built)
     if not callable(result) and not any(callable(p) for p in params):
         return t
     param_builders = [_builder(p) for p in params]
@@ -225,9 +417,10 @@ def _compile_fun(t: Any, generics: dict[int, int], active: set[int]) -> Type | B
     return lambda fresh: TFun(tuple([b(fresh) for b in param_builders]), result_builder(fresh))
 
 
-def _compile_record(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    row = _compile(t.row, generics, active)
-    flavor = _compile(t.flavor, generics, active)
+def _compile_record(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    row = _compile(t.row, generics, active, built)
+    flavor = _compile(t.flavor, generics, active, built)
     if not callable(row) and not callable(flavor):
         return t
     row_builder, flavor_builder = _builder(row), _builder(flavor)
@@ -235,17 +428,19 @@ def _compile_record(t: Any, generics: dict[int, int], active: set[int]) -> Type 
     return lambda fresh: TRecord(row_builder(fresh), flavor_builder(fresh), exact)
 
 
-def _compile_variant(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    row = _compile(t.row, generics, active)
+def _compile_variant(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    row = _compile(t.row, generics, active, built)
     if not callable(row):
         return t
     return lambda fresh: TVariant(row(fresh))
 
 
-def _compile_row(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
+def _compile_row(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
     fields, tail = flatten_row(t)
-    compiled = [(label, _compile(v, generics, active)) for label, v in fields.items()]
-    tail_part = _compile(tail, generics, active)
+    compiled = [(label, _compile(v, generics, active, built)) for label, v in fields.items()]
+    tail_part = _compile(tail, generics, active, built)
     if not callable(tail_part) and not any(callable(v) for _, v in compiled):
         return t
     items = [(label, _builder(v)) for label, v in compiled]
@@ -253,24 +448,27 @@ def _compile_row(t: Any, generics: dict[int, int], active: set[int]) -> Type | B
     return lambda fresh: Row({label: b(fresh) for label, b in items}, tail_builder(fresh))
 
 
-def _compile_elem(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    elem = _compile(t.elem, generics, active)
+def _compile_elem(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    elem = _compile(t.elem, generics, active, built)
     if not callable(elem):
         return t
     constructor = type(t)
     return lambda fresh: constructor(elem(fresh))
 
 
-def _compile_tuple(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    elems = [_compile(e, generics, active) for e in t.elems]
+def _compile_tuple(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    elems = [_compile(e, generics, active, built) for e in t.elems]
     if not any(callable(e) for e in elems):
         return t
     builders = [_builder(e) for e in elems]
     return lambda fresh: TTuple(tuple([b(fresh) for b in builders]))
 
 
-def _compile_constr(t: Any, generics: dict[int, int], active: set[int]) -> Type | Builder:
-    args = [_compile(a, generics, active) for a in t.args]
+def _compile_constr(t: Any, generics: dict[int, int], active: set[int],
+               built: set[int]) -> Type | Builder:
+    args = [_compile(a, generics, active, built) for a in t.args]
     if not any(callable(a) for a in args):
         return t
     builders = [_builder(a) for a in args]
@@ -278,7 +476,7 @@ def _compile_constr(t: Any, generics: dict[int, int], active: set[int]) -> Type 
     return lambda fresh: TConstr(name, tuple([b(fresh) for b in builders]))
 
 
-_COMPILERS: dict[type, Callable[[Any, dict[int, int], set[int]], Type | Builder]] = {
+_COMPILERS: dict[type, Callable[[Any, dict[int, int], set[int], set[int]], Type | Builder]] = {
     TFun: _compile_fun,
     TRecord: _compile_record,
     TVariant: _compile_variant,

@@ -36,7 +36,14 @@ Printing follows spec 4.1: ``(int, string -> bool)``, ``{a: int; ...}``,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+
+from chatcommon.type_length import (  # noqa: F401 (re-exported)
+    TYPE_LENGTH_LIMIT,
+    elide,
+    type_length_limit,
+    type_length_limited,
+)
 
 GENERIC = 1 << 30  #: the level of a quantified (generic) variable
 
@@ -424,193 +431,276 @@ def register_type_name(t: Type, name: str) -> None:
     _TYPE_NAMES[id(t)] = (t, name)
 
 
-class _Join:
-    """A pending compound: combines the texts of its ``count`` children (see :class:`_Printer`)."""
+def has_type_name(t: Type) -> bool:
+    """Whether ``t`` prints by a registered name (so copies must keep the object itself)."""
+    named = _TYPE_NAMES.get(id(t))
+    return named is not None and named[0] is t
 
-    __slots__ = ("count", "combine", "key")
 
-    def __init__(self, count: int, combine: Callable[[list[str]], str], key: int | None) -> None:
-        self.count = count
-        self.combine = combine
+#: A node met again (not on the current path) whose text is at most this long, and
+#: refers to nothing outside itself, is printed again; a longer one is named instead.
+REPEAT_LIMIT = 100
+
+_NO_BACK_EDGE = 1 << 62  # the "lowest back-edge target" of a subtree without one
+
+
+class _End:
+    """The end of a compound node on the printer's work stack."""
+
+    __slots__ = ("key", "start", "chars")
+
+    def __init__(self, key: int, start: int, chars: int) -> None:
         self.key = key
+        self.start = start  # index of the node's first fragment
+        self.chars = chars  # characters printed before the node
 
 
 class _Printer:
-    """Prints types with an explicit work stack, never Python recursion.
+    """Prints a type graph in time linear in its size, never by Python recursion.
 
-    A type can be as deep as the program that produced it (a 10,000-level
-    nested list literal has a 10,000-level type), far deeper than Python's
-    recursion limit; so ``show`` walks the tree iteratively: a compound type
-    pushes a :class:`_Join` and then its children, whose texts pile up on an
-    output stack until the join pops them and pushes the combined text.
-    Children are visited left to right, so variables are named in order of
-    appearance exactly as a recursive printer would name them.
+    The walk is depth first, left to right (so variables are named in order of
+    appearance) and emits text fragments in order. A node met again while it
+    is being printed is a back edge of a cycle: ``'rec`` (a mu type's name for
+    a mu type). A node met again after it was printed is printed again when its
+    text is short and *closed* (no back edge inside it leaves it); otherwise it
+    is *named*: a second pass prints its first occurrence as ``mu tN. BODY``
+    and every later one as ``tN``. So a node reached twice is printed once,
+    whatever the number of paths to it, and the text of a type whose nodes are
+    not shared is exactly what a plain tree printer gives (spec 4.1).
     """
 
     def __init__(self, namer: Namer) -> None:
         self.namer = namer
-        self.path: set[int] = set()
 
-    def show(self, t: Type) -> str:
-        return self._run([t], _single)
+    def run(self, roots: list[Type], open_: str, separator: str, close: str) -> str:
+        done: dict[int, str | None] = {}
+        fragments, named = self._pass(roots, open_, separator, close, None, done)
+        if not named:
+            return "".join(fragments)
+        repeated = {key for key, text in done.items() if text is not None}
+        binders = dict.fromkeys(named, "")  # named again in order of appearance
+        fragments, _ = self._pass(roots, open_, separator, close, binders, {}, repeated)
+        return "".join(fragments)
 
-    def payload(self, payload: Type) -> str:
-        payload = resolve(payload)
-        if isinstance(payload, TTuple):
-            if not payload.elems:
-                return ""
-            return self._run(list(payload.elems), _parenthesised)
-        return self._run([payload], _parenthesised)
+    def _pass(self, roots: list[Type], open_: str, separator: str, close: str,
+              binders: dict[int, str] | None, done: dict[int, str | None],
+              repeated: set[int] | None = None) -> tuple[list[str], dict[int, str]]:
+        """One walk; returns its fragments and the nodes it had to name (by id).
 
-    def _run(self, roots: list[Type], combine: Callable[[list[str]], str]) -> str:
-        out: list[str] = []
-        work: list[Type | _Join] = [_Join(len(roots), combine, None), *reversed(roots)]
-        path = self.path
+        ``done`` collects the printed nodes (their text when repeatable); the
+        second pass (``binders`` given) repeats just the nodes the first one did.
+        """
+        out: list[str] = [open_]
+        chars = len(open_)
+        path: dict[int, int] = {}  # nodes being printed -> their depth
+        lows: list[int] = []  # per node being printed: its lowest back-edge target depth
+        named: dict[int, str] = {}
+        keep: list[Type] = []  # keeps printed nodes alive, so ids stay unique
+        taken: set[str] | None = None
+        work: list[Type | str | _End] = []
+        for index in range(len(roots) - 1, -1, -1):
+            work.append(roots[index])
+            if index:
+                work.append(separator)
         while work:
             item = work.pop()
-            if type(item) is _Join:
-                count = item.count
-                parts = out[len(out) - count:] if count else []
-                if count:
-                    del out[len(out) - count:]
-                out.append(item.combine(parts))
-                if item.key is not None:
-                    path.discard(item.key)
+            kind = type(item)
+            if kind is str:
+                out.append(item)  # type: ignore[arg-type]
+                chars += len(item)  # type: ignore[arg-type]
+                continue
+            if kind is _End:
+                end: _End = item  # type: ignore[assignment]
+                depth = path.pop(end.key)
+                low = lows.pop()
+                if lows and low < lows[-1]:
+                    lows[-1] = low
+                if repeated is None:
+                    repeatable = low >= depth and chars - end.chars <= REPEAT_LIMIT
+                else:
+                    repeatable = end.key in repeated
+                done[end.key] = "".join(out[end.start:]) if repeatable else None
                 continue
             t = resolve(item)  # type: ignore[arg-type]
-            leaf = self.namer.name(t) if isinstance(t, TVar) else self._leaf(t)
-            if leaf is not None:
-                out.append(leaf)
-                continue
-            key = id(t)
-            if key in path:
-                out.append(t.name if isinstance(t, TMu) else "'rec")
-                continue
-            path.add(key)
-            children, combine = self._compound(t)
-            work.append(_Join(len(children), combine, key))
-            work.extend(reversed(children))
-        return out[0]
-
-    @staticmethod
-    def _leaf(t: Type) -> str | None:
-        """The text of a type without children (or printed by name), else None."""
-        if isinstance(t, Prim):
-            return t.name
-        if isinstance(t, TError):
-            return "<error>"
-        if isinstance(t, TRecVar):
-            return t.name
-        named = _TYPE_NAMES.get(id(t))
-        if named is not None and named[0] is t:
-            return named[1]
-        if isinstance(t, Flavor):
-            return t.name
-        return None
-
-    def _compound(self, t: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
-        """The children of ``t`` and how to combine their texts."""
-        if isinstance(t, TArray):
-            return [t.elem], lambda p: f"{p[0]} array"
-        if isinstance(t, TRef):
-            return [t.elem], lambda p: f"ref({p[0]})"
-        if isinstance(t, TConstr):
-            name = t.name
-            if len(t.args) == 1:
-                return [t.args[0]], lambda p: f"{p[0]} {name}"
-            return list(t.args), lambda p: "(" + ", ".join(p) + f") {name}"
-        if isinstance(t, TFun):
-            n_params = len(t.params)
-            return [*t.params, t.result], lambda p: (
-                f"({', '.join(p[:n_params])} -> {p[-1]})" if n_params else f"( -> {p[-1]})")
-        if isinstance(t, TTuple):
-            return list(t.elems), lambda p: "(" + " * ".join(p) + ")"
-        if isinstance(t, TRecord):
-            return self._record(t.row)
-        if isinstance(t, TVariant):
-            return self._variant(t.row)
-        if isinstance(t, TMu):
-            name = t.name
-            return [t.body], lambda p: f"mu {name}. {p[0]}"
-        if isinstance(t, (Row, RowEmpty)):
-            return self._record(t)
-        return [], lambda _: "?"
-
-    @staticmethod
-    def _record(row: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
-        fields, tail = flatten_row(row)
-        labels = sorted(fields)
-        open_ = not isinstance(tail, RowEmpty)
-
-        def combine(parts: list[str]) -> str:
-            texts = [f"{label}: {text}" for label, text in zip(labels, parts, strict=True)]
-            if open_:
-                texts.append("...")
-            return "{" + "; ".join(texts) + "}"
-
-        return [fields[label] for label in labels], combine
-
-    @staticmethod
-    def _variant(row: Type) -> tuple[list[Type], Callable[[list[str]], str]]:
-        fields, tail = flatten_row(row)
-        tags = sorted(fields)
-        open_ = not isinstance(tail, RowEmpty)
-        children: list[Type] = []
-        shapes: list[int | None] = []  # per tag: payload element count, None for a single payload
-        for tag in tags:
-            payload = resolve(fields[tag])
-            if isinstance(payload, TTuple):
-                children.extend(payload.elems)
-                shapes.append(len(payload.elems))
-            else:
-                children.append(payload)
-                shapes.append(None)
-
-        def combine(parts: list[str]) -> str:
-            texts = []
-            index = 0
-            for tag, shape in zip(tags, shapes, strict=True):
-                if shape is None:
-                    texts.append(f"`{tag}({parts[index]})")
-                    index += 1
-                elif shape == 0:
-                    texts.append("`" + tag)
+            text = self.namer.name(t) if type(t) is TVar else _leaf(t)  # type: ignore[arg-type]
+            if text is None:
+                key = id(t)
+                if key in path:  # a back edge
+                    text = t.name if type(t) is TMu else "'rec"  # type: ignore[attr-defined]
+                    if path[key] < lows[-1]:
+                        lows[-1] = path[key]
+                elif key in done:
+                    text = named.get(key)
+                    if text is None:
+                        text = done[key]
+                    if text is None:  # (first pass only: the second knows all names)
+                        if taken is None:
+                            taken = _mu_names(roots)
+                        text = named[key] = _fresh_name(len(named), taken)
+                        taken.add(text)
                 else:
-                    texts.append(f"`{tag}(" + ", ".join(parts[index:index + shape]) + ")")
-                    index += shape
-            if open_:
-                texts.append("...")
-            return "[" + " | ".join(texts) + "]"
+                    path[key] = len(path)
+                    lows.append(_NO_BACK_EDGE)
+                    keep.append(t)
+                    work.append(_End(key, len(out), chars))
+                    parts = _parts(t)
+                    work.extend(reversed(parts))
+                    if binders is not None and key in binders:
+                        if taken is None:
+                            taken = _mu_names(roots)
+                        name = named[key] = _fresh_name(len(named), taken)
+                        taken.add(name)
+                        work.append(f"mu {name}. ")
+                    continue
+            out.append(text)
+            chars += len(text)
+        out.append(close)
+        return out, named
 
-        return children, combine
+
+def _mu_names(roots: list[Type]) -> set[str]:
+    """The mu names below ``roots`` (generated names avoid them)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = resolve(stack.pop())
+        key = id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        if type(node) is TMu:
+            names.add(node.name)
+        stack.extend(children(node))
+    return names
 
 
-def _single(parts: list[str]) -> str:
-    return parts[0]
+def _fresh_name(index: int, taken: set[str]) -> str:
+    while True:
+        index += 1
+        name = f"t{index}"
+        if name not in taken:
+            return name
 
 
-def _parenthesised(parts: list[str]) -> str:
-    return "(" + ", ".join(parts) + ")"
+def _leaf(t: Type) -> str | None:
+    """The text of a type without children (or printed by name), else None."""
+    kind = type(t)
+    if kind is Prim:
+        return t.name  # type: ignore[attr-defined]
+    if kind is TError:
+        return "<error>"
+    if kind is TRecVar:
+        return t.name  # type: ignore[attr-defined]
+    named = _TYPE_NAMES.get(id(t))
+    if named is not None and named[0] is t:
+        return named[1]
+    if isinstance(t, Flavor):
+        return t.name
+    return None
+
+
+def _parts(t: Type) -> list[Type | str]:
+    """The text of the compound ``t``: literal fragments and component types, in order."""
+    if isinstance(t, TArray):
+        return [t.elem, " array"]
+    if isinstance(t, TRef):
+        return ["ref(", t.elem, ")"]
+    if isinstance(t, TConstr):
+        if len(t.args) == 1:
+            return [t.args[0], " " + t.name]
+        return ["(", *_joined(t.args, ", "), ") " + t.name]
+    if isinstance(t, TFun):
+        if not t.params:
+            return ["( -> ", t.result, ")"]
+        return ["(", *_joined(t.params, ", "), " -> ", t.result, ")"]
+    if isinstance(t, TTuple):
+        return ["(", *_joined(t.elems, " * "), ")"]
+    if isinstance(t, TRecord):
+        return _record(t.row)
+    if isinstance(t, TVariant):
+        return _variant(t.row)
+    if isinstance(t, TMu):
+        return [f"mu {t.name}. ", t.body]
+    if isinstance(t, (Row, RowEmpty)):
+        return _record(t)
+    return ["?"]
+
+
+def _joined(types: Iterable[Type], separator: str) -> list[Type | str]:
+    parts: list[Type | str] = []
+    for t in types:
+        if parts:
+            parts.append(separator)
+        parts.append(t)
+    return parts
+
+
+def _record(row: Type) -> list[Type | str]:
+    fields, tail = flatten_row(row)
+    parts: list[Type | str] = ["{"]
+    for label in sorted(fields):
+        parts.append(f"{label}: " if len(parts) == 1 else f"; {label}: ")
+        parts.append(fields[label])
+    if not isinstance(tail, RowEmpty):
+        parts.append("..." if len(parts) == 1 else "; ...")
+    parts.append("}")
+    return parts
+
+
+def _variant(row: Type) -> list[Type | str]:
+    fields, tail = flatten_row(row)
+    parts: list[Type | str] = ["["]
+    first = True
+    for tag in sorted(fields):
+        lead = "`" if first else " | `"
+        first = False
+        payload = resolve(fields[tag])
+        if isinstance(payload, TTuple):
+            if not payload.elems:
+                parts.append(lead + tag)
+                continue
+            parts.append(f"{lead}{tag}(")
+            parts.extend(_joined(payload.elems, ", "))
+        else:
+            parts.extend((f"{lead}{tag}(", payload))
+        parts.append(")")
+    if not isinstance(tail, RowEmpty):
+        parts.append("..." if first else " | ...")
+    parts.append("]")
+    return parts
 
 
 def show_type(t: Type, namer: Namer | None = None) -> str:
-    """``t`` as text (spec 4.1); pass one ``namer`` for all types of one message."""
-    return _Printer(namer or Namer()).show(t)
+    """``t`` as text (spec 4.1), however long; pass one ``namer`` for all types of one message."""
+    return _Printer(namer or Namer()).run([t], "", "", "")
+
+
+def show_message_type(t: Type, namer: Namer | None = None) -> str:
+    """``t`` as a message prints it: :func:`show_type` cut at the length bound
+    (:mod:`chatcommon.type_length`), saying how much was left out."""
+    return elide(show_type(t, namer))
 
 
 def show_signature(t: Type, namer: Namer | None = None) -> str:
     """``t`` as in a ``val`` line: a function's outer parentheses are dropped."""
     namer = namer or Namer(signature=True)
-    text = _Printer(namer).show(t)
+    text = _Printer(namer).run([t], "", "", "")
     resolved = resolve(t)
     if isinstance(resolved, TFun) and resolved.params and text.startswith("("):
-        return text[1:-1]
-    return text
+        text = text[1:-1]
+    return elide(text)
 
 
 def show_payload(payload: Type, namer: Namer | None = None) -> str:
     """A variant payload as written after its tag: ``""``, ``"(int)"``, ``"(int, string)"``."""
-    return _Printer(namer or Namer()).payload(payload)
+    payload = resolve(payload)
+    printer = _Printer(namer or Namer())
+    if isinstance(payload, TTuple):
+        if not payload.elems:
+            return ""
+        return elide(printer.run(list(payload.elems), "(", ", ", ")"))
+    return elide(printer.run([payload], "(", "", ")"))
 
 
 def payload_arity(payload: Type) -> int | None:

@@ -51,10 +51,10 @@ from chatml.typecheck.types import (
     Type,
     flatten_row,
     resolve,
-    show_type,
+    show_message_type,
 )
 
-__all__ = ["UnifyError", "unify"]
+__all__ = ["UnifyError", "bind_fresh", "unify"]
 
 
 class UnifyError(Exception):
@@ -77,8 +77,8 @@ class UnifyError(Exception):
     def render(self, namer: Namer) -> str:
         """The message, naming type variables with ``namer`` (shared with a hint)."""
         if self.left is not None and self.right is not None and not self.text:
-            return (f"Cannot unify {show_type(self.left, namer)} "
-                    f"with {show_type(self.right, namer)}")
+            return (f"Cannot unify {show_message_type(self.left, namer)} "
+                    f"with {show_message_type(self.right, namer)}")
         return self.text
 
 
@@ -244,6 +244,25 @@ def _bind(var: TVar, t: Type) -> None:
     elif _occurs_adjust(var, t, var.level):
         raise UnifyError(errors.RECURSIVE_TYPE, "Recursive types")
     var.link = t
+
+
+def bind_fresh(var: TVar, t: Type) -> None:
+    """Bind the unbound ``var``, which ``t`` cannot mention, to ``t`` (no occurs check).
+
+    For a variable made by the caller and not yet shown to anything ``t``
+    was built from (an array literal's element type before its first
+    element): only levels need adjusting, and the ``lvl`` bounds make that
+    walk stop at nodes already lowered, so a literal nested n deep costs
+    O(n) in all rather than an occurs check of O(n) per level.
+    """
+    resolved = resolve(t)
+    if resolved is var:
+        return
+    if type(resolved) is TVar:
+        unify(var, resolved)
+        return
+    _lower(resolved, var.level)
+    var.link = resolved
 
 
 def _lower(t: Type, level: int) -> None:

@@ -12,7 +12,8 @@ reported, 2 on usage errors, unreadable input, or an emit mode that is not
 available. Text diagnostics and the one-line summary go to standard error;
 ``check --format json`` prints ``{"diagnostics": [...], "summary": {...}}`` to
 standard output (``compile --format json`` prints it to standard error, since
-standard output carries the artefact).
+standard output carries the artefact); with ``--format json`` every command
+writes exactly one JSON document, and types in its messages are not cut short.
 
 Heavy modules (cattrs for ``--emit ir``) are imported only by the command
 that needs them, so ``chatmdc check`` starts fast; a plain ``check`` command
@@ -171,8 +172,14 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     try:
         emitted = EMITTERS[args.emit](result, args)
     except EmitUnavailable as exc:
+        if args.format == "json":  # one document: the reason is one more diagnostic
+            from chatcommon.diagnostics import Diagnostic as Found
+
+            diagnostics.append(Found.for_file(args.path, "chatmd.emit_unavailable", str(exc),
+                                              phase="input"))
         _report(diagnostics, registry, 1, args.format, json_to_stdout=False)
-        sys.stderr.write(f"chatmdc: {exc}\n")
+        if args.format != "json":
+            sys.stderr.write(f"chatmdc: {exc}\n")
         return EXIT_USAGE
     except DiagnosticError as exc:  # the artefact could not be built (e.g. a missing <doc>)
         diagnostics += exc.diagnostics
@@ -276,7 +283,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
             return int(exc.code or 0)
-    return int(args.run(args))
+    if getattr(args, "format", "text") != "json":
+        return int(args.run(args))
+    from chatcommon.type_length import type_length_limited
+
+    with type_length_limited(None):  # machine-readable output holds types in full
+        return int(args.run(args))
 
 
 if __name__ == "__main__":
