@@ -180,6 +180,59 @@ def _stored_globals(module: CompiledModule) -> set[int]:
     return stored
 
 
+#: The most members a ``let rec`` group may have to be merged (each member's function holds
+#: every member's body, so the generated text grows with the square of the group's size).
+MAX_MERGED = 4
+#: The most instructions a merged group may hold, all members together.
+MAX_MERGED_INSTRUCTIONS = 400
+
+
+@attrs.frozen
+class MergedGroup:
+    """A top-level ``let rec`` group whose members tail-call each other without a
+    ``TailCall``: each member's Python function loops over all the members' bodies."""
+
+    members: tuple[int, ...]
+    """The members' code indexes, in the group's order."""
+    targets: dict[str, int]
+    """The global atom (``g<slot>``) of each member -> its code index."""
+
+
+def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
+    """Code index -> its merged group, for each top-level ``MAKE_REC_GLOBAL`` group that
+    qualifies: 2 to :data:`MAX_MERGED` members without captures or nested functions, each
+    global assigned nowhere else, and some member's ``TAIL_CALL`` calling a member."""
+    codes, consts = module.codes, module.consts
+    assigned: dict[int, int] = {}
+    groups: list[tuple[tuple[int, int], ...]] = []
+    for op, a, _ in codes[0].instructions:
+        if op == Op.STORE_GLOBAL:
+            assigned[a] = assigned.get(a, 0) + 1
+        elif op == Op.MAKE_REC_GLOBAL:
+            raw = consts[a]
+            assert isinstance(raw, tuple)  # the verifier checked the group's shape
+            group = tuple((item[0], item[1]) for item in raw)
+            groups.append(group)
+            for _, slot in group:
+                assigned[slot] = assigned.get(slot, 0) + 1
+    merged: dict[int, MergedGroup] = {}
+    for group in groups:
+        members = tuple(code for code, _ in group)
+        if not 2 <= len(members) <= MAX_MERGED or any(
+                assigned[slot] != 1 or codes[code].captures for code, slot in group):
+            continue
+        bodies = [codes[code].instructions for code in members]
+        if sum(map(len, bodies)) > MAX_MERGED_INSTRUCTIONS or any(
+                op in (Op.MAKE_CLOSURE, Op.MAKE_REC) for body in bodies for op, _, _ in body):
+            continue
+        if not any(op == Op.TAIL_CALL for body in bodies for op, _, _ in body):
+            continue
+        entry = MergedGroup(members, {f"g{slot}": code for code, slot in group})
+        for code in members:
+            merged[code] = entry
+    return merged
+
+
 class _Translator:
     """The generated source of a whole (verified) module: lines, line map, constants."""
 
@@ -197,6 +250,8 @@ class _Translator:
         self.constants: dict[str, Any] = {}
         self.literals: dict[int, str] = {}
         self.globals_stored: set[int] = set()
+        self.merged = merge_groups(module)
+        """Code index -> its merged group (see :func:`merge_groups`)."""
 
     # ------------------------------------------------------------------ naming
 
@@ -254,7 +309,10 @@ class _Translator:
         if index == 0:
             global_line = len(self.lines)
             self.emit("pass", body_indent, where)
-        if code.self_loop:
+        group = self.merged.get(index)
+        if group is not None:
+            self.merged_bodies(index, group, body_indent)
+        elif code.self_loop:
             self.emit("while True:", body_indent, where)
             self.count_step(body_indent + 1, where)
             _Body(self, index, body_indent + 1, True).run()
@@ -265,6 +323,25 @@ class _Translator:
         if global_line is not None and self.globals_stored:
             names = ", ".join(f"g{g}" for g in sorted(self.globals_stored))
             self.lines[global_line] = "    " * (indent + 1) + f"global {names}"
+
+    def merged_bodies(self, index: int, group: MergedGroup, indent: int) -> None:
+        """The body of ``_c<index>``, a member of a merged group: a loop over every member's
+        body, its own first, chosen by ``_w`` (a tail call to a member sets the member's
+        parameters and ``_w``, and ``continue``s). Each body charges its own entry step."""
+        where = (index, 0)
+        order = [index] + [member for member in group.members if member != index]
+        self.emit(f"_w = {index}", indent, where)
+        self.emit("while True:", indent, where)
+        for position, member in enumerate(order):
+            member_where = (member, 0)
+            if position == 0:
+                self.emit(f"if _w == {member}:", indent + 1, where)
+            elif position < len(order) - 1:
+                self.emit(f"elif _w == {member}:", indent + 1, member_where)
+            else:
+                self.emit("else:", indent + 1, member_where)
+            self.count_step(indent + 2, member_where)
+            _Body(self, member, indent + 2, True).run()
 
     def count_step(self, indent: int, where: tuple[int, int]) -> None:
         """Charge one step: a ticket from the meter (:meth:`chatml.limits.Meter.refill`
@@ -792,6 +869,16 @@ class _Body:
     def op_tail_call(self, a: int, b: int) -> None:
         args = self.pop(a)
         fn = self.pop1()
+        group = self.tr.merged.get(self.index)
+        target = None if group is None else group.targets.get(fn.text)
+        if target is not None and self.tr.module.codes[target].arity == a:
+            if args:
+                params = ", ".join(self.tr.local(target, s) for s in range(a))
+                self.emit(f"{params} = {', '.join(map(str, args))}")
+            self.emit(f"_w = {target}")
+            self.emit("continue")
+            self.terminated = True
+            return
         self.emit(f"return _TC({fn}, ({''.join(f'{arg}, ' for arg in args)}))")
         self.terminated = True
 
