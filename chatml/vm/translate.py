@@ -7,9 +7,14 @@ result is an *atom* (a literal, a variable or a fresh temporary), so
 evaluation order is exactly the bytecode's. Structured blocks become
 ``if``/``elif``/``else`` and ``while True`` loops; a code object with
 ``SELF_TAIL_CALL`` runs inside ``while True`` (the tail call reassigns the
-parameters and ``continue``s); ``TAIL_CALL`` returns a
-:class:`~chatml.calls.TailCall` that ``CALL`` sites and ``apply`` bounce
-(so the Python stack stays constant); ``CALL_RAW`` is a plain Python call.
+parameters and ``continue``s); the members of a ``let rec`` group that
+tail-call each other are *merged* (:func:`merge_groups`: each member's
+function loops over every member's body, so a tail call to a member sets its
+parameters and ``continue``s); any other ``TAIL_CALL`` fills in and returns
+the one pending :class:`~chatml.calls.TailCall`
+(:data:`chatml.vm.runtime.PENDING_TAIL_CALL`), which ``CALL`` sites and
+``apply`` bounce (so the Python stack stays constant); ``CALL_RAW`` is a
+plain Python call.
 
 Semantics kept here: steps are charged at every function entry / loop
 iteration (a ticket popped from the meter: ``try: _tick()`` / ``except
@@ -199,38 +204,46 @@ class MergedGroup:
 
 
 def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
-    """Code index -> its merged group, for each top-level ``MAKE_REC_GLOBAL`` group that
-    qualifies: 2 to :data:`MAX_MERGED` members without captures or nested functions, each
-    global assigned nowhere else, and some member's ``TAIL_CALL`` calling a member."""
+    """Code index -> its merged group, for each ``let rec`` group (``MAKE_REC_GLOBAL`` at
+    top level, ``MAKE_REC`` in a function) that qualifies: 2 to :data:`MAX_MERGED`
+    members without nested functions, each member's variable (a global, or a local of
+    the code object making the group) assigned nowhere else, and some member's
+    ``TAIL_CALL``. Members may capture: they are defined side by side, so a body
+    merged into another member's function sees the same variables."""
     codes, consts = module.codes, module.consts
-    assigned: dict[int, int] = {}
-    groups: list[tuple[tuple[int, int], ...]] = []
-    for op, a, _ in codes[0].instructions:
-        if op == Op.STORE_GLOBAL:
-            assigned[a] = assigned.get(a, 0) + 1
-        elif op == Op.MAKE_REC_GLOBAL:
-            raw = consts[a]
-            assert isinstance(raw, tuple)  # the verifier checked the group's shape
-            group = tuple((item[0], item[1]) for item in raw)
-            groups.append(group)
-            for _, slot in group:
-                assigned[slot] = assigned.get(slot, 0) + 1
     merged: dict[int, MergedGroup] = {}
-    for group in groups:
-        members = tuple(code for code, _ in group)
-        if not 2 <= len(members) <= MAX_MERGED or any(
-                assigned[slot] != 1 or codes[code].captures for code, slot in group):
-            continue
-        bodies = [codes[code].instructions for code in members]
-        if sum(map(len, bodies)) > MAX_MERGED_INSTRUCTIONS or any(
-                op in (Op.MAKE_CLOSURE, Op.MAKE_REC) for body in bodies for op, _, _ in body):
-            continue
-        if not any(op == Op.TAIL_CALL for body in bodies for op, _, _ in body):
-            continue
-        entry = MergedGroup(members, {f"g{slot}": code for code, slot in group})
-        for code in members:
-            merged[code] = entry
+    for parent, code in enumerate(codes):
+        assigned: dict[int, int] = {}
+        groups: list[tuple[tuple[int, int], ...]] = []
+        for op, a, _ in code.instructions:
+            if op == (Op.STORE_GLOBAL if parent == 0 else Op.STORE_LOCAL):
+                assigned[a] = assigned.get(a, 0) + 1
+            elif op == (Op.MAKE_REC_GLOBAL if parent == 0 else Op.MAKE_REC):
+                raw = consts[a]
+                assert isinstance(raw, tuple)  # the verifier checked the group's shape
+                group = tuple((item[0], item[1]) for item in raw)
+                groups.append(group)
+                for _, slot in group:
+                    assigned[slot] = assigned.get(slot, 0) + 1
+        for group in groups:
+            if _mergeable(module, group, assigned):
+                name = "g{}" if parent == 0 else f"v{parent}_{{}}"
+                entry = MergedGroup(tuple(member for member, _ in group),
+                                    {name.format(slot): member for member, slot in group})
+                for member in entry.members:
+                    merged[member] = entry
     return merged
+
+
+def _mergeable(module: CompiledModule, group: tuple[tuple[int, int], ...],
+               assigned: dict[int, int]) -> bool:
+    if not 2 <= len(group) <= MAX_MERGED or any(assigned[slot] != 1 for _, slot in group):
+        return False
+    bodies = [module.codes[member].instructions for member, _ in group]
+    if sum(map(len, bodies)) > MAX_MERGED_INSTRUCTIONS:
+        return False
+    ops = {op for body in bodies for op, _, _ in body}
+    return Op.TAIL_CALL in ops and not ops & {Op.MAKE_CLOSURE, Op.MAKE_REC}
 
 
 class _Translator:
@@ -310,8 +323,8 @@ class _Translator:
             global_line = len(self.lines)
             self.emit("pass", body_indent, where)
         group = self.merged.get(index)
-        if group is not None:
-            self.merged_bodies(index, group, body_indent)
+        if group is not None and self.try_merged(index, group, body_indent):
+            pass
         elif code.self_loop:
             self.emit("while True:", body_indent, where)
             self.count_step(body_indent + 1, where)
@@ -323,6 +336,19 @@ class _Translator:
         if global_line is not None and self.globals_stored:
             names = ", ".join(f"g{g}" for g in sorted(self.globals_stored))
             self.lines[global_line] = "    " * (indent + 1) + f"global {names}"
+
+    def try_merged(self, index: int, group: MergedGroup, indent: int) -> bool:
+        """Emit the merged body of ``_c<index>``; when that nests too deeply for Python (a
+        merged body is two blocks deeper), take it back and stop merging the group."""
+        mark = len(self.lines)
+        try:
+            self.merged_bodies(index, group, indent)
+        except TooDeepToTranslate:
+            del self.lines[mark:], self.line_map[mark:]
+            for member in group.members:
+                self.merged.pop(member, None)
+            return False
+        return True
 
     def merged_bodies(self, index: int, group: MergedGroup, indent: int) -> None:
         """The body of ``_c<index>``, a member of a merged group: a loop over every member's
@@ -879,7 +905,8 @@ class _Body:
             self.emit("continue")
             self.terminated = True
             return
-        self.emit(f"return _TC({fn}, ({''.join(f'{arg}, ' for arg in args)}))")
+        self.emit(f"_P.fn, _P.args = {fn}, ({''.join(f'{arg}, ' for arg in args)})")
+        self.emit("return _P")
         self.terminated = True
 
     def op_self_tail_call(self, a: int, b: int) -> None:

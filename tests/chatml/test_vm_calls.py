@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chatml.vm.translate
+from chatcommon.diagnostics import DiagnosticError
 from chatml.build import build_source
 from chatml.limits import Limits
 from chatml.vm.loader import load, translation_for
@@ -69,7 +71,32 @@ print(f(5))
 print(g(4))
 """
 
-PROGRAMS = {"mutual": MUTUAL, "three": THREE, "fails_inside": FAILS_INSIDE,
+LOCAL = """
+let outer k =
+  let rec e n = if n == 0 then k else o(n - 1)
+  and o n = if n == 0 then 0 - k else (if n > 100 then 1 / (n - n) else e(n - 1)) in
+  e(5) + o(5) + e(k)
+print(outer(3))
+print(outer(101))
+"""
+
+IN_A_LOOP = """
+let total = ref(0)
+let i = ref(0)
+let fs = Array.make(4, fun x -> x)
+while !i < 4 do
+  let j = !i in
+  let rec e n = if n == 0 then j else o(n - 1)
+  and o n = if n == 0 then 0 - j else e(n - 1) in
+  fs[j] <- e;
+  total := !total + e(j + 3);
+  i := !i + 1
+done
+print(!total)
+print(fs[0](3) + fs[1](3) + fs[2](4) + fs[3](5))
+"""
+
+PROGRAMS = {"local": LOCAL, "in_a_loop": IN_A_LOOP, "mutual": MUTUAL, "three": THREE, "fails_inside": FAILS_INSIDE,
             "overflows": OVERFLOWS, "mixed": MIXED, "shadowed": SHADOWED}
 
 
@@ -94,25 +121,25 @@ def test_the_mutual_pair_is_merged_and_jumps() -> None:
     assert source.count("continue") == 4  # each member's function holds both bodies
 
 
-def test_groups_that_do_not_qualify_keep_tail_call_objects() -> None:
-    captured = """
-let outer k =
-  let rec e n = if n == 0 then k else o(n - 1)
-  and o n = if n == 0 then 0 - k else e(n - 1) in
-  e(5)
-print(outer(3))
-"""
-    module = _module(captured)
-    assert merge_groups(module) == {}
-    assert "_TC(" in translation_for(module, core_values()).source
-    _agree(captured, Limits())
+def test_local_groups_with_captures_are_merged() -> None:
+    module = _module(LOCAL)
+    assert len(merge_groups(module)) == 2
+    source = translation_for(module, core_values()).source
+    assert "return _P" not in source
+
+
+def test_groups_that_do_not_qualify_return_the_pending_tail_call() -> None:
     with_closure = """
 let rec e n = if n == 0 then (fun x -> x + 1)(0) else o(n - 1)
 and o n = if n == 0 then 0 else e(n - 1)
 print(e(6))
 """
-    assert merge_groups(_module(with_closure)) == {}
+    module = _module(with_closure)
+    assert merge_groups(module) == {}
+    assert "return _P" in translation_for(module, core_values()).source
     _agree(with_closure, Limits())
+    for steps in range(1, 40):
+        _agree(with_closure, Limits(max_steps=steps))
 
 
 def test_big_groups_are_not_merged() -> None:
@@ -196,4 +223,37 @@ def test_random_groups_agree(size: int, edges: list[tuple[int, int, bool]], star
                      f"if n <= 0 then acc * {i + 2} else {body}")
     text = "\n".join(lines) + f"\nprint(m0({start}, 0))\nprint(m{size - 1}({start // 2}, 5))\n"
     _agree(text, Limits(max_steps=steps))
+    _agree(text, Limits())
+
+
+def _nested(depth: int) -> str:
+    body = "o(n - 1)"
+    for level in range(depth):
+        body = f"(if n > {level} then {body} else {level})"
+    return (f"let rec e n = if n < 0 then 0 else {body}\n"
+            "and o n = if n == 0 then 1 else e(n - 1)\n"
+            "print(e(500))\n")
+
+
+def _loads(text: str) -> bool:
+    values = core_values()
+    built = build_source(text, "deep.chatml", surface="core", values=values)
+    try:
+        load(built.module, values, built.source)
+    except DiagnosticError as error:
+        assert error.diagnostics[0].code == "chatml.too_deep"
+        return False
+    return True
+
+
+def test_a_group_too_deep_to_merge_is_not_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member nested so deeply that the two extra blocks of a merged body pass Python's
+    limit still loads (unmerged) wherever it loaded before merging existed."""
+    monkeypatch.setattr(chatml.vm.translate, "MAX_MERGED_INSTRUCTIONS", 100_000)
+    with monkeypatch.context() as patch:
+        patch.setattr(chatml.vm.translate, "merge_groups", lambda module: {})
+        deepest = max(depth for depth in range(60, 100) if _loads(_nested(depth)))
+    text = _nested(deepest)
+    assert merge_groups(_module(text))  # it qualifies, but cannot be merged
+    assert _loads(text)
     _agree(text, Limits())
