@@ -60,6 +60,7 @@ Layout: :class:`_Translator` owns the output and the code objects;
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -194,13 +195,14 @@ MAX_MERGED_INSTRUCTIONS = 400
 
 @attrs.frozen
 class MergedGroup:
-    """A top-level ``let rec`` group whose members tail-call each other without a
-    ``TailCall``: each member's Python function loops over all the members' bodies."""
+    """A ``let rec`` group whose members tail-call each other without a ``TailCall``:
+    each member's Python function loops over all the members' bodies."""
 
     members: tuple[int, ...]
     """The members' code indexes, in the group's order."""
     targets: dict[str, int]
-    """The global atom (``g<slot>``) of each member -> its code index."""
+    """The atom of each member's variable (``g<slot>`` for a global, ``v<parent>_<slot>``
+    for a local of the code object making the group) -> the member's code index."""
 
 
 def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
@@ -210,24 +212,14 @@ def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
     the code object making the group) assigned nowhere else, and some member's
     ``TAIL_CALL``. Members may capture: they are defined side by side, so a body
     merged into another member's function sees the same variables."""
-    codes, consts = module.codes, module.consts
     merged: dict[int, MergedGroup] = {}
-    for parent, code in enumerate(codes):
-        assigned: dict[int, int] = {}
-        groups: list[tuple[tuple[int, int], ...]] = []
-        for op, a, _ in code.instructions:
-            if op == (Op.STORE_GLOBAL if parent == 0 else Op.STORE_LOCAL):
-                assigned[a] = assigned.get(a, 0) + 1
-            elif op == (Op.MAKE_REC_GLOBAL if parent == 0 else Op.MAKE_REC):
-                raw = consts[a]
-                assert isinstance(raw, tuple)  # the verifier checked the group's shape
-                group = tuple((item[0], item[1]) for item in raw)
-                groups.append(group)
-                for _, slot in group:
-                    assigned[slot] = assigned.get(slot, 0) + 1
-        for group in groups:
-            if _mergeable(module, group, assigned):
-                name = "g{}" if parent == 0 else f"v{parent}_{{}}"
+    for parent in range(len(module.codes)):
+        assigned, groups = _assignments(module, parent)
+        for is_global, group in groups:
+            if any(assigned[(is_global, slot)] != 1 for _, slot in group):
+                continue
+            if _mergeable(module, group):
+                name = "g{}" if is_global else f"v{parent}_{{}}"
                 entry = MergedGroup(tuple(member for member, _ in group),
                                     {name.format(slot): member for member, slot in group})
                 for member in entry.members:
@@ -235,9 +227,51 @@ def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
     return merged
 
 
-def _mergeable(module: CompiledModule, group: tuple[tuple[int, int], ...],
-               assigned: dict[int, int]) -> bool:
-    if not 2 <= len(group) <= MAX_MERGED or any(assigned[slot] != 1 for _, slot in group):
+Group = tuple[tuple[int, int], ...]
+"""A ``let rec`` group's constant: (member code index, variable slot) for each member."""
+
+
+def _assignments(module: CompiledModule, index: int
+                 ) -> tuple[Counter[tuple[bool, int]], list[tuple[bool, Group]]]:
+    """How often code ``index`` assigns each variable ((is global, slot): parameters,
+    stores, pattern bindings, ``let rec`` groups), and the groups it makes."""
+    code, consts = module.codes[index], module.consts
+    assigned: Counter[tuple[bool, int]] = Counter((False, slot) for slot in range(code.arity))
+    groups: list[tuple[bool, Group]] = []
+    for op, a, _ in code.instructions:
+        if op == Op.STORE_GLOBAL or op == Op.STORE_LOCAL:
+            assigned[(op == Op.STORE_GLOBAL, a)] += 1
+        elif op == Op.MATCH_ARM:
+            assigned.update((False, slot) for slot in _bound_slots(consts[a]))
+        elif op == Op.MAKE_REC_GLOBAL or op == Op.MAKE_REC:
+            raw = consts[a]
+            assert isinstance(raw, tuple)  # the verifier checked the group's shape
+            group = tuple((item[0], item[1]) for item in raw)
+            is_global = op == Op.MAKE_REC_GLOBAL
+            groups.append((is_global, group))
+            assigned.update((is_global, slot) for _, slot in group)
+    return assigned, groups
+
+
+def _bound_slots(arm: Any) -> list[int]:
+    """The local slots a ``MATCH_ARM`` constant ``(slot, pattern)`` binds."""
+    slots: list[int] = []
+    pending = [arm[1]] if isinstance(arm, tuple) and len(arm) == 2 else []
+    while pending:
+        pattern = pending.pop()
+        if not isinstance(pattern, tuple) or not pattern:
+            continue
+        if pattern[0] == "var" and len(pattern) > 1 and isinstance(pattern[1], int):
+            slots.append(pattern[1])
+        elif pattern[0] == "variant" and len(pattern) > 2:
+            pending.extend(pattern[2])
+        elif pattern[0] not in ("_", "unit", "lit") and len(pattern) > 1:
+            pending.extend(sub for _, sub in pattern[1])
+    return slots
+
+
+def _mergeable(module: CompiledModule, group: Group) -> bool:
+    if not 2 <= len(group) <= MAX_MERGED:
         return False
     bodies = [module.codes[member].instructions for member, _ in group]
     if sum(map(len, bodies)) > MAX_MERGED_INSTRUCTIONS:

@@ -19,7 +19,7 @@ from chatml.build import build_source
 from chatml.limits import Limits
 from chatml.vm.loader import load, translation_for
 from chatml.vm.run import run_program
-from chatml.vm.translate import MAX_MERGED, merge_groups
+from chatml.vm.translate import MAX_MERGED, _bound_slots, merge_groups
 from tests.chatml.differential import both
 from tests.chatml.vm_support import core_values
 
@@ -257,3 +257,15 @@ def test_a_group_too_deep_to_merge_is_not_merged(monkeypatch: pytest.MonkeyPatch
     assert merge_groups(_module(text))  # it qualifies, but cannot be merged
     assert _loads(text)
     _agree(text, Limits())
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_program_here_has_a_merged_group(name: str) -> None:
+    """(So the agreement tests above exercise merged groups, not the fallback.)"""
+    assert merge_groups(_module(PROGRAMS[name]))
+
+
+def test_pattern_bindings_count_as_assignments() -> None:
+    arm = (0, ("variant", "A", (("var", 3), ("record", (("x", ("var", 4)),), False), ("_",))))
+    assert sorted(_bound_slots(arm)) == [3, 4]
+    assert _bound_slots((0, ("lit", 5))) == []
