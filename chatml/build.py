@@ -98,6 +98,23 @@ def read_bytecode(data: bytes, name: str) -> CompiledModule:
     return module
 
 
+def read_cached_bytecode(data: bytes) -> CompiledModule:
+    """A bytecode cache entry's module: validated like :func:`read_bytecode` (the container,
+    then every code object through the verifier), ``BytecodeFormatError`` if invalid.
+
+    Unlike a bytecode file, an entry is not translated here: it was compiled from the
+    source it is cached for, and that source's uncached build does not translate either,
+    so a module too deep to translate is refused when it is loaded, either way (loading
+    translates it once, instead of twice).
+    """
+    from chatml.bytecode.serialize import deserialize
+    from chatml.vm.verify import verify
+
+    module = deserialize(data)
+    verify(module)
+    return module
+
+
 def build_file(path: str, data: bytes, *, surface: str | None = None,
                values: Mapping[str, Value] | None = None, use_cache: bool = True) -> Artifact:
     """Compile the file ``path`` with contents ``data`` (ChatML source or bytecode).
@@ -136,7 +153,7 @@ def build_file(path: str, data: bytes, *, surface: str | None = None,
     from chatml.bytecode.code import source_hash
 
     cached = read_entry(folder, key, source_hash(text), surface,
-                        read=lambda entry: read_bytecode(entry, path))
+                        read=read_cached_bytecode)
     if cached is not None and cached.source_name == path:
         return Artifact(cached, (), source, from_cache=True)
     result = build_source(text, path, surface=surface, values=values, source=source)

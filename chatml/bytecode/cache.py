@@ -87,7 +87,7 @@ def read_entry(folder: Path | None, key: str, source_hash: str, surface: str, *,
 
     ``read`` turns the entry's bytes into a module, raising
     ``BytecodeFormatError`` for anything it finds invalid (pass a reader that
-    also verifies the code objects, as :func:`chatml.build.read_bytecode`
+    also verifies the code objects, as :func:`chatml.build.read_cached_bytecode`
     does): such an entry counts as stale, so the caller rebuilds and rewrites it.
     """
     if folder is None:

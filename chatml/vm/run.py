@@ -42,6 +42,7 @@ from chatml.limits import METER, Limits
 from chatml.values import ChatMLFailure, Value
 from chatml.vm.errors import to_runtime_error
 from chatml.vm.loader import LoadedProgram
+from chatml.vm.runtime import PENDING_TAIL_CALL, overflow
 
 T = TypeVar("T")
 
@@ -92,6 +93,7 @@ def run_boundary(thunk: Callable[[], T], limits: Limits | None = None, *,
                 rollback(METER.journal)
             raise convert(error, file) from None
         finally:
+            PENDING_TAIL_CALL.fn, PENDING_TAIL_CALL.args = overflow, ()  # keeps nothing alive
             sys.setrecursionlimit(old_limit)
             METER.active -= 1
             METER.owner = saved_owner

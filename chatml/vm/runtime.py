@@ -38,6 +38,14 @@ def journal_item(container: list[Any], index: int) -> None:
         journal.append((container, index, container[index]))
 
 
+PENDING_TAIL_CALL = TailCall(overflow, ())
+"""The one :class:`TailCall` that generated code returns for a ``TAIL_CALL``: the callee
+sets its ``fn`` and ``args`` and returns it, and every consumer (a ``CALL`` site,
+``apply``, a higher-order builtin) reads both before it makes the call -- before any
+other ChatML code runs -- so one object serves every tail call (runs never overlap:
+:func:`chatml.vm.run.run_boundary` holds a lock)."""
+
+
 def base_namespace() -> dict[str, Any]:
     """A fresh namespace with everything generated code uses."""
     return {
@@ -46,6 +54,7 @@ def base_namespace() -> dict[str, Any]:
         "_tick": METER.tickets.pop,
         "_refill": METER.refill,
         "_TC": TailCall,
+        "_P": PENDING_TAIL_CALL,
         "_V": Variant,
         "_Ref": Ref,
         "_Module": Module,

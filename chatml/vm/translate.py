@@ -7,9 +7,14 @@ result is an *atom* (a literal, a variable or a fresh temporary), so
 evaluation order is exactly the bytecode's. Structured blocks become
 ``if``/``elif``/``else`` and ``while True`` loops; a code object with
 ``SELF_TAIL_CALL`` runs inside ``while True`` (the tail call reassigns the
-parameters and ``continue``s); ``TAIL_CALL`` returns a
-:class:`~chatml.calls.TailCall` that ``CALL`` sites and ``apply`` bounce
-(so the Python stack stays constant); ``CALL_RAW`` is a plain Python call.
+parameters and ``continue``s); the members of a ``let rec`` group that
+tail-call each other are *merged* (:func:`merge_groups`: each member's
+function loops over every member's body, so a tail call to a member sets its
+parameters and ``continue``s); any other ``TAIL_CALL`` fills in and returns
+the one pending :class:`~chatml.calls.TailCall`
+(:data:`chatml.vm.runtime.PENDING_TAIL_CALL`), which ``CALL`` sites and
+``apply`` bounce (so the Python stack stays constant); ``CALL_RAW`` is a
+plain Python call.
 
 Semantics kept here: steps are charged at every function entry / loop
 iteration (a ticket popped from the meter: ``try: _tick()`` / ``except
@@ -55,6 +60,7 @@ Layout: :class:`_Translator` owns the output and the code objects;
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -180,6 +186,100 @@ def _stored_globals(module: CompiledModule) -> set[int]:
     return stored
 
 
+#: The most members a ``let rec`` group may have to be merged (each member's function holds
+#: every member's body, so the generated text grows with the square of the group's size).
+MAX_MERGED = 4
+#: The most instructions a merged group may hold, all members together.
+MAX_MERGED_INSTRUCTIONS = 400
+
+
+@attrs.frozen
+class MergedGroup:
+    """A ``let rec`` group whose members tail-call each other without a ``TailCall``:
+    each member's Python function loops over all the members' bodies."""
+
+    members: tuple[int, ...]
+    """The members' code indexes, in the group's order."""
+    targets: dict[str, int]
+    """The atom of each member's variable (``g<slot>`` for a global, ``v<parent>_<slot>``
+    for a local of the code object making the group) -> the member's code index."""
+
+
+def merge_groups(module: CompiledModule) -> dict[int, MergedGroup]:
+    """Code index -> its merged group, for each ``let rec`` group (``MAKE_REC_GLOBAL`` at
+    top level, ``MAKE_REC`` in a function) that qualifies: 2 to :data:`MAX_MERGED`
+    members without nested functions, each member's variable (a global, or a local of
+    the code object making the group) assigned nowhere else, and some member's
+    ``TAIL_CALL``. Members may capture: they are defined side by side, so a body
+    merged into another member's function sees the same variables."""
+    merged: dict[int, MergedGroup] = {}
+    for parent in range(len(module.codes)):
+        assigned, groups = _assignments(module, parent)
+        for is_global, group in groups:
+            if any(assigned[(is_global, slot)] != 1 for _, slot in group):
+                continue
+            if _mergeable(module, group):
+                name = "g{}" if is_global else f"v{parent}_{{}}"
+                entry = MergedGroup(tuple(member for member, _ in group),
+                                    {name.format(slot): member for member, slot in group})
+                for member in entry.members:
+                    merged[member] = entry
+    return merged
+
+
+Group = tuple[tuple[int, int], ...]
+"""A ``let rec`` group's constant: (member code index, variable slot) for each member."""
+
+
+def _assignments(module: CompiledModule, index: int
+                 ) -> tuple[Counter[tuple[bool, int]], list[tuple[bool, Group]]]:
+    """How often code ``index`` assigns each variable ((is global, slot): parameters,
+    stores, pattern bindings, ``let rec`` groups), and the groups it makes."""
+    code, consts = module.codes[index], module.consts
+    assigned: Counter[tuple[bool, int]] = Counter((False, slot) for slot in range(code.arity))
+    groups: list[tuple[bool, Group]] = []
+    for op, a, _ in code.instructions:
+        if op == Op.STORE_GLOBAL or op == Op.STORE_LOCAL:
+            assigned[(op == Op.STORE_GLOBAL, a)] += 1
+        elif op == Op.MATCH_ARM:
+            assigned.update((False, slot) for slot in _bound_slots(consts[a]))
+        elif op == Op.MAKE_REC_GLOBAL or op == Op.MAKE_REC:
+            raw = consts[a]
+            assert isinstance(raw, tuple)  # the verifier checked the group's shape
+            group = tuple((item[0], item[1]) for item in raw)
+            is_global = op == Op.MAKE_REC_GLOBAL
+            groups.append((is_global, group))
+            assigned.update((is_global, slot) for _, slot in group)
+    return assigned, groups
+
+
+def _bound_slots(arm: Any) -> list[int]:
+    """The local slots a ``MATCH_ARM`` constant ``(slot, pattern)`` binds."""
+    slots: list[int] = []
+    pending = [arm[1]] if isinstance(arm, tuple) and len(arm) == 2 else []
+    while pending:
+        pattern = pending.pop()
+        if not isinstance(pattern, tuple) or not pattern:
+            continue
+        if pattern[0] == "var" and len(pattern) > 1 and isinstance(pattern[1], int):
+            slots.append(pattern[1])
+        elif pattern[0] == "variant" and len(pattern) > 2:
+            pending.extend(pattern[2])
+        elif pattern[0] not in ("_", "unit", "lit") and len(pattern) > 1:
+            pending.extend(sub for _, sub in pattern[1])
+    return slots
+
+
+def _mergeable(module: CompiledModule, group: Group) -> bool:
+    if not 2 <= len(group) <= MAX_MERGED:
+        return False
+    bodies = [module.codes[member].instructions for member, _ in group]
+    if sum(map(len, bodies)) > MAX_MERGED_INSTRUCTIONS:
+        return False
+    ops = {op for body in bodies for op, _, _ in body}
+    return Op.TAIL_CALL in ops and not ops & {Op.MAKE_CLOSURE, Op.MAKE_REC}
+
+
 class _Translator:
     """The generated source of a whole (verified) module: lines, line map, constants."""
 
@@ -197,6 +297,8 @@ class _Translator:
         self.constants: dict[str, Any] = {}
         self.literals: dict[int, str] = {}
         self.globals_stored: set[int] = set()
+        self.merged = merge_groups(module)
+        """Code index -> its merged group (see :func:`merge_groups`)."""
 
     # ------------------------------------------------------------------ naming
 
@@ -254,7 +356,10 @@ class _Translator:
         if index == 0:
             global_line = len(self.lines)
             self.emit("pass", body_indent, where)
-        if code.self_loop:
+        group = self.merged.get(index)
+        if group is not None and self.try_merged(index, group, body_indent):
+            pass
+        elif code.self_loop:
             self.emit("while True:", body_indent, where)
             self.count_step(body_indent + 1, where)
             _Body(self, index, body_indent + 1, True).run()
@@ -265,6 +370,38 @@ class _Translator:
         if global_line is not None and self.globals_stored:
             names = ", ".join(f"g{g}" for g in sorted(self.globals_stored))
             self.lines[global_line] = "    " * (indent + 1) + f"global {names}"
+
+    def try_merged(self, index: int, group: MergedGroup, indent: int) -> bool:
+        """Emit the merged body of ``_c<index>``; when that nests too deeply for Python (a
+        merged body is two blocks deeper), take it back and stop merging the group."""
+        mark = len(self.lines)
+        try:
+            self.merged_bodies(index, group, indent)
+        except TooDeepToTranslate:
+            del self.lines[mark:], self.line_map[mark:]
+            for member in group.members:
+                self.merged.pop(member, None)
+            return False
+        return True
+
+    def merged_bodies(self, index: int, group: MergedGroup, indent: int) -> None:
+        """The body of ``_c<index>``, a member of a merged group: a loop over every member's
+        body, its own first, chosen by ``_w`` (a tail call to a member sets the member's
+        parameters and ``_w``, and ``continue``s). Each body charges its own entry step."""
+        where = (index, 0)
+        order = [index] + [member for member in group.members if member != index]
+        self.emit(f"_w = {index}", indent, where)
+        self.emit("while True:", indent, where)
+        for position, member in enumerate(order):
+            member_where = (member, 0)
+            if position == 0:
+                self.emit(f"if _w == {member}:", indent + 1, where)
+            elif position < len(order) - 1:
+                self.emit(f"elif _w == {member}:", indent + 1, member_where)
+            else:
+                self.emit("else:", indent + 1, member_where)
+            self.count_step(indent + 2, member_where)
+            _Body(self, member, indent + 2, True).run()
 
     def count_step(self, indent: int, where: tuple[int, int]) -> None:
         """Charge one step: a ticket from the meter (:meth:`chatml.limits.Meter.refill`
@@ -792,7 +929,18 @@ class _Body:
     def op_tail_call(self, a: int, b: int) -> None:
         args = self.pop(a)
         fn = self.pop1()
-        self.emit(f"return _TC({fn}, ({''.join(f'{arg}, ' for arg in args)}))")
+        group = self.tr.merged.get(self.index)
+        target = None if group is None else group.targets.get(fn.text)
+        if target is not None and self.tr.module.codes[target].arity == a:
+            if args:
+                params = ", ".join(self.tr.local(target, s) for s in range(a))
+                self.emit(f"{params} = {', '.join(map(str, args))}")
+            self.emit(f"_w = {target}")
+            self.emit("continue")
+            self.terminated = True
+            return
+        self.emit(f"_P.fn, _P.args = {fn}, ({''.join(f'{arg}, ' for arg in args)})")
+        self.emit("return _P")
         self.terminated = True
 
     def op_self_tail_call(self, a: int, b: int) -> None:
