@@ -85,8 +85,10 @@ class Checker:
         self.field_flavors: list[tuple[Span, Type]] = []
         #: modules whose body is being checked, innermost last
         self.initialising: list[str] = []
-        #: per module being checked: the names unsafe to evaluate (initialisation order, Q14)
+        #: per module being checked, innermost last: its InitFrame (initialisation order, Q14)
         self.init_frames: list[Any] = []
+        #: which names are unsafe to evaluate in which of those frames (modules.UnsafeNames)
+        self.unsafe_names: Any = None
         #: per module being checked: its placeholder and the ``M.x`` reads in its body
         self.self_references: dict[str, tuple[Type, list[tuple[str, Span]]]] = {}
         #: names bound to the error type by an ``open`` that failed (they shadow nothing)

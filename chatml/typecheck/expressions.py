@@ -292,8 +292,15 @@ def infer_variant(ck: Checker, e: ast.Variant) -> Type:
 
 @rule(ast.Array)
 def infer_array(ck: Checker, e: ast.Array) -> Type:
+    elements = e.elements
+    if len(elements) == 1:
+        # one element: its type is the element type, with no unification (a fresh variable
+        # bound to it would need an occurs check walking the whole type: quadratic for
+        # arrays nested thousands deep)
+        item = elements[0]
+        return TArray(ck.rules[type(item)](ck, item))
     element = TVar(ck.level)
-    for item in e.elements:
+    for item in elements:
         item_type = ck.rules[type(item)](ck, item)
         if element.link is item_type:  # fast path: the elements so far had this very type
             continue
