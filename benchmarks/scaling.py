@@ -3,7 +3,8 @@
 Each shape generates an input of size ``n`` and of size ``4n`` and runs one
 command line on it as a fresh process (``chatml check``, ``chatml dis``,
 ``chatmdc check`` ...), best of ``--repeat`` runs. It prints, per shape, the
-wall time and the peak resident memory (``ru_maxrss`` of that child) at both
+CPU time (user + system, of that child: steadier than wall time on a shared
+machine) and the peak resident memory (``ru_maxrss`` of that child) at both
 sizes and the fitted exponents
 
     time exponent   = log((t(4n) - t0) / (t(n) - t0)) / log 4
@@ -26,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,25 +143,25 @@ def chatmd_text_literal(n: int) -> dict[str, str]:
 
 CHECK = ("chatml", "check")
 SHAPES = [
-    Shape("nested modules", 2500, CHECK, "p.chatml", nested_modules),
-    Shape("nested lists", 2500, CHECK, "p.chatml", nested_lists),
-    Shape("distinct tags in an array", 2500, CHECK, "p.chatml", distinct_tags),
-    Shape("match arms (ints)", 2500, CHECK, "p.chatml", match_arms),
-    Shape("match arms (tags)", 2500, CHECK, "p.chatml", tag_match_arms),
-    Shape("match arms (strings)", 2500, CHECK, "p.chatml", string_matches),
-    Shape("nested records", 2500, CHECK, "p.chatml", nested_records),
-    Shape("large record", 2500, CHECK, "p.chatml", large_record),
-    Shape("`;` sequence", 2500, CHECK, "p.chatml", sequence),
-    Shape("let rec ... and", 2500, CHECK, "p.chatml", mutual_recursion),
-    Shape("else if chain", 2500, CHECK, "p.chatml", else_if_chain),
-    Shape("deep constant pattern (dis)", 1000, ("chatml", "dis"), "p.chatml", deep_constant),
-    Shape("nested while (dis)", 2500, ("chatml", "dis"), "p.chatml", nested_while),
+    Shape("nested modules", 10_000, CHECK, "p.chatml", nested_modules),
+    Shape("nested lists", 10_000, CHECK, "p.chatml", nested_lists),
+    Shape("distinct tags in an array", 10_000, CHECK, "p.chatml", distinct_tags),
+    Shape("match arms (ints)", 10_000, CHECK, "p.chatml", match_arms),
+    Shape("match arms (tags)", 10_000, CHECK, "p.chatml", tag_match_arms),
+    Shape("match arms (strings)", 10_000, CHECK, "p.chatml", string_matches),
+    Shape("nested records", 5_000, CHECK, "p.chatml", nested_records),
+    Shape("large record", 10_000, CHECK, "p.chatml", large_record),
+    Shape("`;` sequence", 10_000, CHECK, "p.chatml", sequence),
+    Shape("let rec ... and", 10_000, CHECK, "p.chatml", mutual_recursion),
+    Shape("else if chain", 5_000, CHECK, "p.chatml", else_if_chain),
+    Shape("deep constant pattern (dis)", 2_000, ("chatml", "dis"), "p.chatml", deep_constant),
+    Shape("nested while (dis)", 5_000, ("chatml", "dis"), "p.chatml", nested_while),
     Shape("string literal", 2_500_000, CHECK, "p.chatml", string_literal, literal=True),
     Shape("comment", 2_500_000, CHECK, "p.chatml", comment, literal=True),
-    Shape("</user> x n on one line", 2500, ("chatmdc", "check"), "p.chatmd",
+    Shape("</user> x n on one line", 20_000, ("chatmdc", "check"), "p.chatmd",
           close_tags_one_line),
-    Shape("chatmd messages", 2500, ("chatmdc", "check"), "p.chatmd", chatmd_messages),
-    Shape("nested HTML doc (request)", 1000, ("chatmdc", "compile", "--emit", "request"),
+    Shape("chatmd messages", 20_000, ("chatmdc", "check"), "p.chatmd", chatmd_messages),
+    Shape("nested HTML doc (request)", 10_000, ("chatmdc", "compile", "--emit", "request"),
           "p.chatmd", chatmd_nested_html),
     Shape("ChatMD text literal", 2_500_000, ("chatmdc", "check"), "p.chatmd",
           chatmd_text_literal, literal=True),
@@ -169,14 +169,16 @@ SHAPES = [
 
 
 def _run_once(argv: list[str], cwd: Path) -> tuple[float, int]:
-    """Wall seconds and peak RSS bytes of one run of ``argv``."""
-    start = time.perf_counter()
+    """CPU seconds (user + system) and peak RSS bytes of one run of ``argv``.
+
+    CPU time of the child, not wall time: on a shared machine the wall time of a
+    run depends on what else runs; its CPU time much less.
+    """
     process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    process.returncode = 0
-    return elapsed, usage.ru_maxrss * 1024
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def measure(shape: Shape, n: int, repeat: int) -> tuple[float, int, int]:
@@ -216,7 +218,7 @@ def main() -> int:
     shapes = [s for s in SHAPES
               if not args.only or any(word in s.name for word in args.only)]
     references: dict[tuple[tuple[str, ...], str], tuple[float, int]] = {}
-    print(f"{'shape':<30} {'n':>9} {'t(n)':>7} {'t(4n)':>7} {'time exp':>8} "
+    print(f"{'shape':<30} {'n':>9} {'cpu(n)':>7} {'cpu(4n)':>7} {'time exp':>8} "
           f"{'MB(n)':>7} {'MB(4n)':>7} {'mem exp':>7}  note")
     failed = False
     for shape in shapes:
