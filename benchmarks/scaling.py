@@ -4,7 +4,7 @@ Each shape generates an input of size ``n`` and of size ``4n`` and runs one
 command line on it as a fresh process (``chatml check``, ``chatml dis``,
 ``chatmdc check`` ...), best of ``--repeat`` runs. It prints, per shape, the
 CPU time (user + system, of that child: steadier than wall time on a shared
-machine) and the peak resident memory (``ru_maxrss`` of that child) at both
+machine) and the peak resident memory, both as GNU ``time`` (``/usr/bin/time``) reports them, (``ru_maxrss`` of that child) at both
 sizes and the fitted exponents
 
     time exponent   = log((t(4n) - t0) / (t(n) - t0)) / log 4
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import subprocess
 import sys
 import tempfile
@@ -67,6 +66,10 @@ def nested_lists(n: int) -> dict[str, str]:
 
 def distinct_tags(n: int) -> dict[str, str]:
     return _ml("let x = [" + "; ".join(f"`T{i}" for i in range(n)) + "]\n")
+
+
+def tags_statement(n: int) -> dict[str, str]:
+    return _ml("[" + ", ".join(f"`T{i}" for i in range(n)) + "]\n")
 
 
 def match_arms(n: int) -> dict[str, str]:
@@ -146,6 +149,8 @@ SHAPES = [
     Shape("nested modules", 10_000, CHECK, "p.chatml", nested_modules),
     Shape("nested lists", 10_000, CHECK, "p.chatml", nested_lists),
     Shape("distinct tags in an array", 10_000, CHECK, "p.chatml", distinct_tags),
+    Shape("distinct tags, a statement (dis)", 5_000, ("chatml", "dis"), "p.chatml",
+          tags_statement),
     Shape("match arms (ints)", 10_000, CHECK, "p.chatml", match_arms),
     Shape("match arms (tags)", 10_000, CHECK, "p.chatml", tag_match_arms),
     Shape("match arms (strings)", 10_000, CHECK, "p.chatml", string_matches),
@@ -168,17 +173,23 @@ SHAPES = [
 ]
 
 
+#: Launches each run and reports its CPU time and peak memory (GNU time's format).
+TIME = "/usr/bin/time"
+
+
 def _run_once(argv: list[str], cwd: Path) -> tuple[float, int]:
     """CPU seconds (user + system) and peak RSS bytes of one run of ``argv``.
 
     CPU time of the child, not wall time: on a shared machine the wall time of a
-    run depends on what else runs; its CPU time much less.
+    run depends on what else runs; its CPU time much less. The command runs
+    under GNU ``time`` (a small process), because a child forked straight from
+    this benchmark would report this process's memory as its own peak.
     """
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        subprocess.run([TIME, "-o", report.name, "-f", "%U %S %M", *argv], cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        user, system, kilobytes = report.read().split()[-3:]
+    return float(user) + float(system), int(kilobytes) * 1024
 
 
 def measure(shape: Shape, n: int, repeat: int) -> tuple[float, int, int]:

@@ -12,6 +12,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
+from chatml.typecheck.open_variants import FEW, OpenVariant
 from chatml.typecheck.records import join, join_hint, reopen_parameter
 from chatml.typecheck.schemes import Scheme
 from chatml.types import (
@@ -300,11 +301,18 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
         item = elements[0]
         return TArray(ck.rules[type(item)](ck, item))
     element = TVar(ck.level)
+    open_variant = OpenVariant() if len(elements) > FEW else None
     for item in elements:
         item_type = ck.rules[type(item)](ck, item)
         if element.link is item_type:  # fast path: the elements so far had this very type
             continue
         try:
+            if open_variant is not None and type(item) is ast.Variant and \
+                    open_variant.current(element):
+                # a tag literal's fresh one-tag row extends the elements' row in O(1)
+                payload = item_type.row.fields[item.tag]  # type: ignore[attr-defined]
+                open_variant.add(item.tag, payload, ck.level)
+                continue
             unify(item_type, element)
         except UnifyError as error:
             raise ck.unify_error(e.span, error,

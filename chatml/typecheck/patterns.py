@@ -18,6 +18,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
+from chatml.typecheck.open_variants import FEW, OpenVariant
 from chatml.typecheck.pattern_display import show_pattern
 from chatml.typecheck.records import join, join_hint
 from chatml.types import (
@@ -34,9 +35,7 @@ from chatml.types import (
     TVar,
     TVariant,
     Type,
-    flatten_row,
     make_row,
-    resolve,
 )
 from chatml.unify import UnifyError, unify
 
@@ -161,63 +160,18 @@ def _payload(ck: Checker, pattern: ast.PVariant) -> TTuple:
     return TTuple(tuple(args))
 
 
-class _OpenVariant:
-    """The labels and unbound tail of a match's open variant scrutinee, kept across its arms.
-
-    A match of thousands of tag arms adds one tag per arm to the scrutinee's
-    row; unifying each arm's ``[`T | 'r]`` with the whole row would flatten and
-    copy the row every time (quadratic). With this cache an arm whose tag is new
-    binds the tail to ``[`T | 'r2]`` and one that is known unifies the payloads:
-    the same result, since the arm's own row variable is referenced nowhere else.
-    """
-
-    __slots__ = ("variant", "labels", "tail")
-
-    def __init__(self) -> None:
-        self.variant: Type | None = None
-        self.labels: dict[str, Type] = {}
-        self.tail: TVar | None = None
-
-    def current(self, scrutinee: Type) -> bool:
-        """Whether ``scrutinee`` is an open variant whose labels and tail are cached."""
-        variant = resolve(scrutinee)
-        if type(variant) is not TVariant:
-            return False
-        if variant is self.variant and self.tail is not None and self.tail.link is None:
-            return True
-        fields, tail = flatten_row(variant.row)  # type: ignore[attr-defined]
-        if type(tail) is not TVar:
-            return False
-        self.variant, self.labels, self.tail = variant, dict(fields), tail  # type: ignore[assignment]
-        return True
-
-
 def _type_tag_arm(ck: Checker, pattern: ast.PVariant, scrutinee: Type,
-                  open_variant: _OpenVariant) -> bool:
+                  open_variant: OpenVariant) -> bool:
     """Type a top-level tag pattern against a cached open scrutinee; False when not one."""
     if not open_variant.current(scrutinee):
         return False
-    payload = _payload(ck, pattern)
-    known = open_variant.labels.get(pattern.tag)
-    if known is not None:
-        unify(known, payload)
-        return True
-    tail = open_variant.tail
-    assert tail is not None
-    rest = TVar(ck.level)
-    unify(tail, Row({pattern.tag: payload}, rest))
-    open_variant.labels[pattern.tag] = payload
-    open_variant.tail = rest
+    open_variant.add(pattern.tag, _payload(ck, pattern), ck.level)
     return True
 
 
 _LITERAL_TYPES: dict[type, Type] = {
     ast.PUnit: UNIT, ast.PInt: INT, ast.PBool: BOOL, ast.PFloat: FLOAT, ast.PString: STRING,
 }
-
-
-#: Matches with more arms than this keep their open variant scrutinee's row in an _OpenVariant.
-_FEW_ARMS = 8
 
 
 @rule(ast.Match)
@@ -227,7 +181,7 @@ def infer_match(ck: Checker, e: ast.Match) -> Type:
     check_shape(ck, arms)
     env = ck.env
     result: Type | None = None
-    open_variant = _OpenVariant() if len(arms) > _FEW_ARMS else None
+    open_variant = OpenVariant() if len(arms) > FEW else None
     for arm in arms:
         pattern = arm.pattern
         if type(pattern) is ast.PRecord or type(pattern) is ast.PVariant:
