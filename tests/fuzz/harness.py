@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from chatmd.frontend import check_prompt, check_prompt_text
+from chatmd.html_text import html_to_markdown, html_to_text
+from chatmd.ir_json import ir_to_json_text
+from chatmd.parser import parse
+from chatmd.prompt_writer import write_prompt
+from chatmd.request import compile_request
+from chatmd.request_context import ConversionContext
+from chatmd.shell.integration import explain_prompt
 from chatml.build import build_source, read_bytecode, runtime_values
+from chatml.bytecode.code import CompiledModule
 from chatml.bytecode.serialize import BytecodeFormatError, deserialize, serialize
 from chatml.calls import ChatMLRuntimeError
 from chatml.check import check_source
@@ -26,14 +34,6 @@ from chatml.limits import Limits
 from chatml.parser import parse_source
 from chatml.vm.loader import load
 from chatml.vm.run import on_large_stack, run_program
-from chatmd.frontend import check_prompt, check_prompt_text
-from chatmd.html_text import html_to_markdown, html_to_text
-from chatmd.ir_json import ir_to_json_text
-from chatmd.parser import parse
-from chatmd.prompt_writer import write_prompt
-from chatmd.request import compile_request
-from chatmd.request_context import ConversionContext
-from chatmd.shell.integration import explain_prompt
 from common.diagnostics import Diagnostic, DiagnosticError
 from common.sources import SourceFile
 
@@ -76,18 +76,15 @@ def exercise_chatml(text: str, *, run: bool = True) -> None:
         run_chatml(built.module, built.source)
 
 
-def run_chatml(module: object, source: SourceFile | None) -> None:
+def run_chatml(module: CompiledModule, source: SourceFile | None) -> None:
     """Load and run ``module`` with tight limits; only its own errors may come out."""
     try:
-        program = load(module, runtime_values(module.surface), source)  # type: ignore[attr-defined]
+        program = load(module, runtime_values(module.surface), source)
     except DiagnosticError as error:  # too deep to run: positioned, coded
         assert all(d.code.startswith("chatml.") for d in error.diagnostics)
         return
-    with contextlib.redirect_stdout(io.StringIO()):
-        try:
-            on_large_stack(lambda: run_program(program, RUN_LIMITS))
-        except ChatMLRuntimeError:
-            pass
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(ChatMLRuntimeError):
+        on_large_stack(lambda: run_program(program, RUN_LIMITS))
 
 
 def exercise_bytecode(data: bytes) -> None:

@@ -13,8 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz.harness import exercise_bytecode, exercise_chatml, exercise_chatmd_text
-from tests.fuzz.harness import exercise_html
+from tests.fuzz.harness import (
+    exercise_bytecode,
+    exercise_chatmd_text,
+    exercise_chatml,
+    exercise_html,
+)
 
 CRASHERS = sorted((Path(__file__).parent / "crashers").iterdir())
 

@@ -18,8 +18,12 @@ from hypothesis import strategies as st
 
 from tests.fuzz import strategies
 from tests.fuzz.budget import fuzz
-from tests.fuzz.harness import exercise_chatmd_files, exercise_chatmd_text, exercise_html
-from tests.fuzz.harness import write_tree
+from tests.fuzz.harness import (
+    exercise_chatmd_files,
+    exercise_chatmd_text,
+    exercise_html,
+    write_tree,
+)
 
 OUTSIDE_TEXT = "FUZZ-OUTSIDE-SECRET"
 
