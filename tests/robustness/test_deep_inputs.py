@@ -123,3 +123,30 @@ def test_disassembly_of_deep_blocks_is_linear(tmp_path: Path,
     assert len(outcome.out) < 40 * len(text)  # was 2,500 bytes per input byte
     assert max(len(line) for line in outcome.out.splitlines()[1:]) < 120
     assert "[depth 10000]" in outcome.out
+
+
+DEEP = 10_000
+
+#: (opening, closing) of constructs nested DEEP levels deep that the checker must accept.
+NESTINGS = {
+    "parentheses": ("(", ")"),
+    "arrays": ("[", "]"),
+    "lambdas": ("fun x -> ", ""),
+    "records": ("{ a = ", " }"),
+    "tags": ("`A(", ")"),
+    "lets": ("let y = 1 in ", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTINGS))
+def test_ten_thousand_levels_are_checked(name: str) -> None:
+    opening, closing = NESTINGS[name]
+    result = check_source(f"let x = {opening * DEEP}1{closing * DEEP}\n", name="d.chatml")
+    assert result.ok, [d.code for d in result.diagnostics[:3]]
+
+
+def test_ten_thousand_nested_modules_are_checked() -> None:
+    text = "module M = struct\n" * DEEP + "let x = 1\n" + "end\n" * DEEP
+    result = check_source(text, name="m.chatml")
+    assert result.ok, [d.code for d in result.diagnostics[:3]]
+    assert [b.name for b in result.bindings] == ["M"]
