@@ -149,7 +149,7 @@ SHAPES = [
     Shape("nested modules", 10_000, CHECK, "p.chatml", nested_modules),
     Shape("nested lists", 10_000, CHECK, "p.chatml", nested_lists),
     Shape("distinct tags in an array", 10_000, CHECK, "p.chatml", distinct_tags),
-    Shape("distinct tags, a statement (dis)", 5_000, ("chatml", "dis"), "p.chatml",
+    Shape("distinct tags, a statement (dis)", 20_000, ("chatml", "dis"), "p.chatml",
           tags_statement),
     Shape("match arms (ints)", 10_000, CHECK, "p.chatml", match_arms),
     Shape("match arms (tags)", 10_000, CHECK, "p.chatml", tag_match_arms),
