@@ -1,7 +1,7 @@
 """File references named in a prompt: refused before the file system sees them when malformed.
 
-Every ``src`` a prompt names (``<import>``, ``<script>``, ``<doc>``, ``<img>``,
-``<agent>``) and every ``<tool agent=...>`` goes through :func:`reference_problem`
+Every file a prompt names (``<import src>``, ``<script src>``, and ``<doc src>``,
+``<img src>``, ``<agent src>``, ``<tool agent=...>`` with ``local``) goes through :func:`reference_problem`
 before it is resolved, confined or opened. The operating system cannot take a
 path holding a NUL byte (Python raises ``ValueError``), one that is not valid
 UTF-8 once encoded (a lone surrogate from a character reference such as
@@ -36,12 +36,8 @@ def shown(reference: str) -> str:
     return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
-def reference_problem(reference: str, *, local: bool = True) -> str | None:
-    """Why ``reference`` cannot name a file (None when it can).
-
-    ``local`` False is for a reference that may be a URL: only the NUL and
-    encoding checks apply then (URLs have no segment limits).
-    """
+def reference_problem(reference: str) -> str | None:
+    """Why ``reference`` cannot name a file (None when it can)."""
     if "\0" in reference:
         return "it contains a NUL byte"
     try:
@@ -49,8 +45,6 @@ def reference_problem(reference: str, *, local: bool = True) -> str | None:
     except UnicodeEncodeError as error:
         return (f"it is not valid UTF-8 (code point U+{ord(reference[error.start]):04X} "
                 f"at offset {error.start})")
-    if not local:
-        return None
     if len(data) > MAX_PATH_BYTES:
         return f"it is {len(data)} bytes long; a path may have at most {MAX_PATH_BYTES}"
     for segment in data.replace(b"\\", b"/").split(b"/"):

@@ -36,25 +36,24 @@ def location_of(element: Element) -> Location:
 
 def checked_src(element: Element, src: str, ctx: LoweringContext, *, first: bool = False,
                 attribute: str = "src") -> str:
-    """``src`` of a ``<doc>``/``<img>``/``<agent>`` (or ``<tool agent>``), reported when malformed
-    or, with ``local`` in a pinned prompt, outside the prompt folder (resolved against it as
-    requests resolve local files); the item is still built, the prompt has an error."""
-    if not src:
+    """``src`` of a ``<doc>``/``<img>``/``<agent>`` (or ``<tool agent>``) with ``local``,
+    reported when malformed or, in a pinned prompt, outside the prompt folder (resolved
+    against it as requests resolve local files); the item is still built, the prompt has an
+    error. Remote references (no ``local``) are not files and are left to the fetcher."""
+    if not src or not element.has("local"):  # a remote reference is not a file
         return src
-    local = element.has("local")
     what = f"<{element.tag}> {attribute}"
-    problem = reference_problem(src, local=local)
+    problem = reference_problem(src)
     if problem is not None:
         ctx.error(ctx.attribute_span(element, attribute, first=first), INVALID_PATH,
                   invalid_message(what, src, problem), path=(element.tag, attribute))
         return src
-    if local:
-        outside = confinement_problem(ctx.confinement, src, ctx.prompt_dir)
-        if outside is not None:
-            ctx.error(ctx.attribute_span(element, attribute, first=first), OUTSIDE,
-                      f"{what} {outside}", path=(element.tag, attribute),
-                      hint="pinned prompts may only read local files beneath the root "
-                      "prompt's folder, by relative path")
+    outside = confinement_problem(ctx.confinement, src, ctx.prompt_dir)
+    if outside is not None:
+        ctx.error(ctx.attribute_span(element, attribute, first=first), OUTSIDE,
+                  f"{what} {outside}", path=(element.tag, attribute),
+                  hint="pinned prompts may only read local files beneath the root "
+                  "prompt's folder, by relative path")
     return src
 
 

@@ -82,10 +82,18 @@ def test_shell_explain_reports_instead_of_raising(tmp_path: Path,
 @pytest.mark.parametrize("text", [
     '<import src="a\udc80b"/>',
     '<user><doc src="\ud800.txt" local/></user>',
-    '<user><img src="https://example.com/\ud800.png"/></user>',
+    '<user><img src="\ud800.png" local/></user>',
 ])
 def test_references_that_are_not_utf8_are_refused(text: str) -> None:
+    """(Only through the library: files are read as strict UTF-8.)"""
     result = check_prompt_text(text, prompt_dir="/nonexistent-folder")
     codes = [d.code for d in result.diagnostics]
     assert codes == ["chatmd.invalid_path"]
     assert "not valid UTF-8" in result.diagnostics[0].message
+
+
+def test_remote_references_are_left_to_the_fetcher() -> None:
+    """A remote ``<img>``/``<doc>`` is not a file: no path rule applies to it."""
+    text = '<user><img src="https://h/\0.png"/><doc src="https://h/' + "x" * 5000 + '"/></user>'
+    result = check_prompt_text(text, prompt_dir="/nonexistent-folder")
+    assert not result.diagnostics
