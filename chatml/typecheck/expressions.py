@@ -253,15 +253,24 @@ def _condition(ck: Checker, cond: ast.Expr, span: Span, keyword: str) -> None:
 
 @rule(ast.If)
 def infer_if(ck: Checker, e: ast.If) -> Type:
-    _condition(ck, e.cond, e.span, "if")
-    then_type = ck.rules[type(e.then_branch)](ck, e.then_branch)
-    else_type = ck.rules[type(e.else_branch)](ck, e.else_branch)
-    try:
-        return join(then_type, else_type)
-    except UnifyError as error:
-        raise ck.unify_error(e.span, error, hint=join_hint(
-            error, [e.then_branch, e.else_branch], "both branches of `if` must have the same type")
-                             ) from None
+    # An `else if` chain is walked with a loop (it is flat to the reader, however long):
+    # conditions and `then` branches in order, the last `else`, then the joins from the
+    # innermost `if` outwards -- the order in which recursion would do them.
+    chain: list[tuple[ast.If, Type]] = []
+    node: ast.Expr = e
+    while type(node) is ast.If:
+        _condition(ck, node.cond, node.span, "if")
+        chain.append((node, ck.rules[type(node.then_branch)](ck, node.then_branch)))
+        node = node.else_branch
+    result = ck.rules[type(node)](ck, node)
+    for link, then_type in reversed(chain):
+        try:
+            result = join(then_type, result)
+        except UnifyError as error:
+            raise ck.unify_error(link.span, error, hint=join_hint(
+                error, [link.then_branch, link.else_branch],
+                "both branches of `if` must have the same type")) from None
+    return result
 
 
 @rule(ast.While)

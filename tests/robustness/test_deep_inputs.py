@@ -57,13 +57,16 @@ def test_deep_constant_pattern(depth: int, command: str, tmp_path: Path,
 
 @pytest.mark.parametrize("depth", [400, 3000])
 def test_deep_constant_pattern_runs_or_is_reported(depth: int, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """``run`` (with the cache, twice) answers with output or a coded diagnostic."""
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` (with the cache: written, then read) answers with output or a coded diagnostic."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     source = tmp_path / "p.chatml"
     source.write_text(programs.constant_pattern(depth), encoding="utf-8")
     for _ in range(2):
         outcome = chatml(["run", str(source)], capsys)
         assert outcome.out == "2\n" or "error[chatml." in outcome.err
+    assert list((tmp_path / "cache" / "chatml").iterdir())  # the deep constant was cached
 
 
 @pytest.mark.parametrize("count", [1000, 10_000])
@@ -150,3 +153,20 @@ def test_ten_thousand_nested_modules_are_checked() -> None:
     result = check_source(text, name="m.chatml")
     assert result.ok, [d.code for d in result.diagnostics[:3]]
     assert [b.name for b in result.bindings] == ["M"]
+
+
+def test_else_if_chain_longer_than_the_recursion_limit_is_flat() -> None:
+    """An `else if` chain is walked with loops by the checker and the compiler: 45,000 links
+    (more than the 40,000 frames a deep phase may use) are checked and compiled."""
+    from chatml.build import build_source
+    from chatml.depth import RECURSION_LIMIT
+
+    count = RECURSION_LIMIT + 5_000
+    text = programs.else_if_chain(count)
+    result = check_source(text, name="e.chatml")
+    assert result.ok, [d.code for d in result.diagnostics[:3]]
+    from chatml.bytecode.opcodes import Op
+
+    module = build_source(text, "e.chatml").module
+    ifs = sum(1 for code in module.codes for op, _, _ in code.instructions if op == Op.IF)
+    assert ifs == count
