@@ -170,7 +170,7 @@ SHAPES = [
     Shape("nested while (dis)", 5_000, ("chatml", "dis"), "p.chatml", nested_while),
     Shape("string literal", 20_000_000, CHECK, "p.chatml", string_literal, literal=True),
     Shape("comment", 20_000_000, CHECK, "p.chatml", comment, literal=True),
-    Shape("</user> x n on one line", 20_000, ("chatmdc", "check"), "p.chatmd",
+    Shape("</user> x n on one line", 50_000, ("chatmdc", "check"), "p.chatmd",
           close_tags_one_line),
     Shape("chatmd messages", 20_000, ("chatmdc", "check"), "p.chatmd", chatmd_messages),
     Shape("nested HTML doc (request)", 10_000, ("chatmdc", "compile", "--emit", "request"),
