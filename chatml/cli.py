@@ -160,7 +160,7 @@ def guarded(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         if getattr(args, "format", "text") == "json":
             stream = sys.stdout if args.handler is check_command else sys.stderr
-            extra = {"bindings": []} if args.handler is check_command else {}
+            extra: dict[str, Any] = {"bindings": []} if args.handler is check_command else {}
             stream.write(render_json([diagnostic], **extra) + "\n")
         else:
             sys.stderr.write(render_all_text([diagnostic]))
