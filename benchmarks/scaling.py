@@ -241,8 +241,8 @@ def main() -> int:
     failed = False
     for shape in shapes:
         key = (shape.command, shape.main)
-        if key not in references:
-            references[key] = reference(shape.command, shape.main, args.repeat)
+        if key not in references:  # more runs: every exponent of the command depends on it
+            references[key] = reference(shape.command, shape.main, 3 * args.repeat)
         t0, m0 = references[key]
         n = max(1, int(shape.n * args.scale))
         t1, m1, size1 = measure(shape, n, args.repeat)
