@@ -284,13 +284,18 @@ class _Compiler:
         if kind is ast.App:
             self.call(node, tail)  # type: ignore[arg-type]
             return
-        if kind is ast.If:
-            self.expr(node.cond)  # type: ignore[union-attr]
-            self.emit(Op.IF, node.span)
-            self.expr(node.then_branch, tail)  # type: ignore[union-attr]
-            self.emit(Op.ELSE, node.span)
-            self.expr(node.else_branch, tail)  # type: ignore[union-attr]
-            self.emit(Op.END, node.span)
+        if kind is ast.If:  # an `else if` chain with a loop: flat to the reader, any length
+            chain: list[Span] = []
+            while type(node) is ast.If:
+                self.expr(node.cond)  # type: ignore[union-attr]
+                self.emit(Op.IF, node.span)
+                self.expr(node.then_branch, tail)  # type: ignore[union-attr]
+                self.emit(Op.ELSE, node.span)
+                chain.append(node.span)
+                node = node.else_branch  # type: ignore[union-attr]
+            self.expr(node, tail)
+            for span in reversed(chain):
+                self.emit(Op.END, span)
             return
         if kind is ast.Match:
             self.match(node, tail)  # type: ignore[arg-type]

@@ -85,8 +85,10 @@ class Checker:
         self.field_flavors: list[tuple[Span, Type]] = []
         #: modules whose body is being checked, innermost last
         self.initialising: list[str] = []
-        #: per module being checked: the names unsafe to evaluate (initialisation order, Q14)
+        #: per module being checked, innermost last: its InitFrame (initialisation order, Q14)
         self.init_frames: list[Any] = []
+        #: which names are unsafe to evaluate in which of those frames (modules.UnsafeNames)
+        self.unsafe_names: Any = None
         #: per module being checked: its placeholder and the ``M.x`` reads in its body
         self.self_references: dict[str, tuple[Type, list[tuple[str, Span]]]] = {}
         #: names bound to the error type by an ``open`` that failed (they shadow nothing)
@@ -199,17 +201,17 @@ def generalize_one(t: Type, level: int, nonexpansive: bool) -> Type | Scheme:
 def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:
     """Collect the variables of ``t`` above ``level``; whether ``t`` holds a recursive type.
 
-    ``colour`` marks the nodes being walked (1) and walked (2): meeting a node
-    being walked is a cycle, which counts as a recursive type. (Type nodes
+    ``colour`` marks the nodes being walked (1) and walked (2), and the variables
+    already in ``found`` (:data:`_FOUND`): meeting a node being walked is a cycle, which counts as a recursive type. (Type nodes
     hash by identity, so they key the dict themselves, without ``id()``.)
     """
-    while type(t) is TVar:
-        link = t.link  # type: ignore[attr-defined]
-        if link is None:
-            if level < t.level < GENERIC and t not in found:  # type: ignore[attr-defined]
+    if type(t) is TVar:
+        t = resolve(t)  # compresses long chains of links
+        if type(t) is TVar:
+            if level < t.level < GENERIC and t not in colour:  # type: ignore[attr-defined]
+                colour[t] = _FOUND
                 found.append(t)  # type: ignore[arg-type]
             return False
-        t = link
     c = type(t)
     if c is Row:
         children: Any = t.fields.values()  # type: ignore[attr-defined]
@@ -244,26 +246,31 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bo
     # Children that are variables or leaves are handled here, without a call;
     # ``last`` (a row's tail, a function's result...) the same way after them.
     for child in children:
-        while type(child) is TVar and child.link is not None:  # type: ignore[attr-defined]
-            child = child.link  # type: ignore[attr-defined]
+        if type(child) is TVar and child.link is not None:  # type: ignore[attr-defined]
+            child = resolve(child)
         kind = type(child)
         if kind is TVar:
-            if level < child.level < GENERIC and child not in found:  # type: ignore[attr-defined]
+            if level < child.level < GENERIC and child not in colour:  # type: ignore[attr-defined]
+                colour[child] = _FOUND
                 found.append(child)  # type: ignore[arg-type]
         elif kind not in _SCAN_LEAVES and _scan(child, level, found, colour):
             recursive = True
     if last is not None:
-        while type(last) is TVar and last.link is not None:  # type: ignore[attr-defined]
-            last = last.link  # type: ignore[attr-defined]
+        if type(last) is TVar and last.link is not None:  # type: ignore[attr-defined]
+            last = resolve(last)
         kind = type(last)
         if kind is TVar:
-            if level < last.level < GENERIC and last not in found:  # type: ignore[attr-defined]
+            if level < last.level < GENERIC and last not in colour:  # type: ignore[attr-defined]
+                colour[last] = _FOUND
                 found.append(last)  # type: ignore[arg-type]
         elif kind not in _SCAN_LEAVES and _scan(last, level, found, colour):
             recursive = True
     colour[t] = 2
     return recursive
 
+
+#: ``colour`` of a variable :func:`_scan` has put in ``found`` (a set test, not a list search).
+_FOUND = 3
 
 #: Types with nothing below them that :func:`_scan` looks for (a mu type is not one).
 _SCAN_LEAVES = frozenset({Prim, RowEmpty, Flavor, ModuleFlavor, TError, TRecVar})

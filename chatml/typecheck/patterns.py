@@ -18,6 +18,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
+from chatml.typecheck.open_variants import FEW, OpenVariant
 from chatml.typecheck.pattern_display import show_pattern
 from chatml.typecheck.records import join, join_hint
 from chatml.typecheck.types import (
@@ -130,16 +131,8 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
     elif kind is ast.PWildcard:
         return
     elif kind is ast.PVariant:
-        args = []
-        for sub in pattern.args:  # type: ignore[union-attr]
-            var = TVar(ck.level)
-            if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
-                ck.env.bind(sub.name, var)  # type: ignore[union-attr]
-                ck.binders.append((sub.span, var))
-            else:
-                type_pattern(ck, sub, var)
-            args.append(var)
-        unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))},  # type: ignore[union-attr]
+        payload = _payload(ck, pattern)  # type: ignore[arg-type]
+        unify(expected, TVariant(Row({pattern.tag: payload},  # type: ignore[union-attr]
                                      TVar(ck.level))))
     elif kind is ast.PRecord:
         fields: dict[str, Type] = {}
@@ -151,6 +144,29 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
         unify(expected, TRecord(make_row(fields, tail), RECORD))
     else:
         unify(expected, _LITERAL_TYPES[kind])
+
+
+def _payload(ck: Checker, pattern: ast.PVariant) -> TTuple:
+    """The payload type of a tag pattern, its sub-patterns typed and bound."""
+    args: list[Type] = []
+    for sub in pattern.args:
+        var = TVar(ck.level)
+        if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
+            ck.env.bind(sub.name, var)
+            ck.binders.append((sub.span, var))
+        else:
+            type_pattern(ck, sub, var)
+        args.append(var)
+    return TTuple(tuple(args))
+
+
+def _type_tag_arm(ck: Checker, pattern: ast.PVariant, scrutinee: Type,
+                  open_variant: OpenVariant) -> bool:
+    """Type a top-level tag pattern against a cached open scrutinee; False when not one."""
+    if not open_variant.current(scrutinee):
+        return False
+    open_variant.add(pattern.tag, _payload(ck, pattern), ck.level)
+    return True
 
 
 _LITERAL_TYPES: dict[type, Type] = {
@@ -165,13 +181,16 @@ def infer_match(ck: Checker, e: ast.Match) -> Type:
     check_shape(ck, arms)
     env = ck.env
     result: Type | None = None
+    open_variant = OpenVariant() if len(arms) > FEW else None
     for arm in arms:
         pattern = arm.pattern
         if type(pattern) is ast.PRecord or type(pattern) is ast.PVariant:
             _check_labels_and_binders(ck, pattern)
         mark = len(env.trail)  # env.mark(), without the call
         try:
-            type_pattern(ck, pattern, scrutinee)
+            if open_variant is None or type(pattern) is not ast.PVariant or \
+                    not _type_tag_arm(ck, pattern, scrutinee, open_variant):
+                type_pattern(ck, pattern, scrutinee)
         except UnifyError as error:
             hint = None
             if error.code == errors.MODULE_AS_RECORD:
