@@ -62,6 +62,31 @@ class SourceFile:
             column += self.first_line_column_offset
         return line + self.line_offset, column
 
+    def line_length(self, line: int) -> int:
+        """The length of reported line ``line`` as :meth:`line_text` would give it (0 if none)."""
+        local = line - self.line_offset
+        starts = self.line_starts
+        if local < 1 or local > len(starts):
+            return 0
+        start = starts[local - 1]
+        end = starts[local] - 1 if local < len(starts) else len(self.text)
+        if end > start and self.text[end - 1] == "\r":
+            end -= 1
+        return end - start + (self.first_line_column_offset if local == 1 else 0)
+
+    def line_slice(self, line: int, start: int, end: int) -> str:
+        """Columns ``start + 1`` to ``end`` of reported line ``line`` (a slice of
+        :meth:`line_text` that copies only what it returns)."""
+        local = line - self.line_offset
+        starts = self.line_starts
+        if local < 1 or local > len(starts) or end <= start:
+            return ""
+        end = min(end, self.line_length(line))
+        pad = self.first_line_column_offset if local == 1 else 0
+        base = starts[local - 1] - pad
+        lead = " " * max(0, min(end, pad) - start)
+        return lead + self.text[base + max(start, pad):base + max(end, pad)]
+
     def line_text(self, line: int) -> str:
         """The text of reported line ``line`` (without its line break), or ''."""
         local = line - self.line_offset

@@ -9,12 +9,18 @@ unclosed and stray tags never fail, character references are decoded.
 * :func:`html_to_markdown` renders headings, paragraphs, lists, links,
   images, emphasis, inline code, preformatted blocks, block quotes, rules and
   tables as CommonMark-style Markdown.
+
+Nothing here recurses with the document's nesting: the tree is built with an
+explicit stack and rendered by generators on an explicit stack (:func:`_run`),
+so any nesting depth is fine.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Generator
 from html.parser import HTMLParser
+from typing import Any
 
 import attrs
 
@@ -76,38 +82,79 @@ class _TreeBuilder(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.root = _Node("#root", {})
         self.stack = [self.root]
+        self.open: dict[str, int] = {}  # tag -> how many are on the stack (stray end tags are O(1))
+
+    def _pop(self, depth: int) -> None:
+        for node in self.stack[depth:]:
+            self.open[node.tag] -= 1
+        del self.stack[depth:]
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         closes = _IMPLIED_CLOSE.get(tag)
         if closes and self.stack[-1].tag in closes:
-            self.stack.pop()
+            self._pop(len(self.stack) - 1)
         node = _Node(tag, {name: value or "" for name, value in attrs})
         self.stack[-1].children.append(node)
         if tag not in _VOID:
             self.stack.append(node)
+            self.open[tag] = self.open.get(tag, 0) + 1
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.stack[-1].children.append(_Node(tag, {name: value or "" for name, value in attrs}))
 
     def handle_endtag(self, tag: str) -> None:
+        if not self.open.get(tag):
+            return
         for depth in range(len(self.stack) - 1, 0, -1):
             if self.stack[depth].tag == tag:
-                del self.stack[depth:]
+                self._pop(depth)
                 return
 
     def handle_data(self, data: str) -> None:
         self.stack[-1].children.append(data)
 
 
+# The renderers below are generators run by :func:`_run`: ``yield (function, argument)``
+# is a call whose result comes back from the ``yield``, and ``return`` gives a result. The
+# driver keeps the pending calls on a list, so a document nested thousands of elements deep
+# needs no Python stack (``<b>`` x 100,000 is fine).
+
+_Call = tuple[Callable[[Any], "Rendering"], Any]
+Rendering = Generator[_Call, Any, Any]
+
+
+def _run(function: Callable[[Any], Rendering], argument: Any) -> Any:
+    """``function(argument)`` run to its end with every nested call on an explicit stack."""
+    stack = [function(argument)]
+    value: Any = None
+    while stack:
+        try:
+            callee, callee_argument = stack[-1].send(value)
+        except StopIteration as done:
+            stack.pop()
+            value = done.value
+            continue
+        stack.append(callee(callee_argument))
+        value = None
+    return value
+
+
 def _raw_text(node: _Node | str) -> str:
-    if isinstance(node, str):
-        return node
-    if node.tag == "br":
-        return "\n"
-    return "".join(_raw_text(child) for child in node.children)
+    """The text of ``node``, ``<br>`` as LF (a loop over the subtree, not recursion)."""
+    out: list[str] = []
+    pending: list[_Node | str] = [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif item.tag == "br":
+            out.append("\n")
+        else:
+            pending.extend(reversed(item.children))
+    return "".join(out)
 
 
-def _inline(nodes: list[_Node | str]) -> str:
+def _inline(nodes: list[_Node | str]) -> Rendering:
     """Inline Markdown for ``nodes``; whitespace collapsed, ``<br>`` kept as LF."""
     out: list[str] = []
     for node in nodes:
@@ -124,26 +171,27 @@ def _inline(nodes: list[_Node | str]) -> str:
             if src:
                 out.append(f"![{node.attributes.get('alt', '')}]({src})")
         elif tag == "a":
-            text = _inline(node.children).strip()
+            text = (yield _inline, node.children).strip()
             href = node.attributes.get("href", "")
             out.append(f"[{text}]({href})" if href and text else (text or href))
         elif tag in ("strong", "b"):
-            text = _inline(node.children).strip()
+            text = (yield _inline, node.children).strip()
             out.append(f"**{text}**" if text else "")
         elif tag in ("em", "i"):
-            text = _inline(node.children).strip()
+            text = (yield _inline, node.children).strip()
             out.append(f"*{text}*" if text else "")
         elif tag == "code":
             text = _raw_text(node)
             out.append(f"`{text}`" if text else "")
         else:
-            inner = _inline(node.children)
+            inner = yield _inline, node.children
             out.append(f" {inner} " if tag in _BLOCKS else inner)
     return "".join(out)
 
 
-def _paragraph(nodes: list[_Node | str]) -> str:
-    lines = (_SPACES.sub(" ", line).strip() for line in _inline(nodes).split("\n"))
+def _paragraph(nodes: list[_Node | str]) -> Rendering:
+    inline: str = yield _inline, nodes
+    lines = (_SPACES.sub(" ", line).strip() for line in inline.split("\n"))
     return "\n".join(line for line in lines if line)
 
 
@@ -152,7 +200,7 @@ def _indent(text: str, first: str, rest: str) -> str:
     return "\n".join([first + lines[0]] + [(rest + line) if line else line for line in lines[1:]])
 
 
-def _list(node: _Node) -> str:
+def _list(node: _Node) -> Rendering:
     items = []
     number = 1
     for child in node.children:
@@ -161,34 +209,42 @@ def _list(node: _Node) -> str:
                 items.append("- " + _SPACES.sub(" ", child).strip())
             continue
         if child.tag != "li":
-            inner = "\n\n".join(_blocks([child]))
+            inner = "\n\n".join((yield _blocks, [child]))
             if inner:
                 items.append(inner)
             continue
         marker = f"{number}. " if node.tag == "ol" else "- "
         number += 1
-        body = "\n\n".join(_blocks(child.children))
+        body = "\n\n".join((yield _blocks, child.children))
         items.append(_indent(body, marker, " " * len(marker)))
     return "\n".join(items)
 
 
-def _table(node: _Node) -> str:
+def _table_rows(node: _Node) -> list[_Node]:
+    """The ``<tr>`` of a table, also inside ``<thead>``/``<tbody>``/``<tfoot>``, in order."""
+    rows: list[_Node] = []
+    pending: list[_Node | str] = list(reversed(node.children))
+    while pending:
+        child = pending.pop()
+        if isinstance(child, str):
+            continue
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            pending.extend(reversed(child.children))
+    return rows
+
+
+def _table(node: _Node) -> Rendering:
     rows: list[list[str]] = []
-
-    def collect(element: _Node) -> None:
-        for child in element.children:
-            if isinstance(child, str):
-                continue
-            if child.tag == "tr":
-                cells = [_paragraph(cell.children).replace("\n", " ").replace("|", "\\|")
-                         for cell in child.children
-                         if isinstance(cell, _Node) and cell.tag in ("td", "th")]
-                if cells:
-                    rows.append(cells)
-            elif child.tag in ("thead", "tbody", "tfoot"):
-                collect(child)
-
-    collect(node)
+    for row_node in _table_rows(node):
+        cells = []
+        for cell in row_node.children:
+            if isinstance(cell, _Node) and cell.tag in ("td", "th"):
+                text = yield _paragraph, cell.children
+                cells.append(text.replace("\n", " ").replace("|", "\\|"))
+        if cells:
+            rows.append(cells)
     if not rows:
         return ""
     width = max(len(row) for row in rows)
@@ -201,49 +257,48 @@ def _table(node: _Node) -> str:
     return "\n".join(lines)
 
 
-def _block(node: _Node) -> list[str]:
+def _block(node: _Node) -> Rendering:
     tag = node.tag
     if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-        text = _paragraph(node.children).replace("\n", " ")
+        text = (yield _paragraph, node.children).replace("\n", " ")
         return [f"{'#' * int(tag[1])} {text}"] if text else []
     if tag in ("ul", "ol"):
-        text = _list(node)
+        text = yield _list, node
         return [text] if text else []
     if tag == "pre":
         text = _raw_text(node).strip("\n")
         return [f"```\n{text}\n```"]
     if tag == "blockquote":
-        inner = "\n\n".join(_blocks(node.children))
+        inner = "\n\n".join((yield _blocks, node.children))
         return ["\n".join("> " + line if line else ">" for line in inner.split("\n"))] if inner else []
     if tag == "hr":
         return ["---"]
     if tag == "table":
-        text = _table(node)
+        text = yield _table, node
         return [text] if text else []
-    return _blocks(node.children)
+    return (yield _blocks, node.children)
 
 
-def _blocks(nodes: list[_Node | str]) -> list[str]:
+def _blocks(nodes: list[_Node | str]) -> Rendering:
     """Markdown blocks for ``nodes``: runs of inline content become paragraphs."""
     blocks: list[str] = []
     run: list[_Node | str] = []
-
-    def flush() -> None:
-        if run:
-            text = _paragraph(run)
-            if text:
-                blocks.append(text)
-            run.clear()
-
     for node in nodes:
         if isinstance(node, _Node) and node.tag in _HIDDEN:
             continue
         if isinstance(node, _Node) and node.tag in _BLOCKS:
-            flush()
-            blocks.extend(_block(node))
+            if run:
+                text = yield _paragraph, run
+                if text:
+                    blocks.append(text)
+                run = []
+            blocks.extend((yield _block, node))
         else:
             run.append(node)
-    flush()
+    if run:
+        text = yield _paragraph, run
+        if text:
+            blocks.append(text)
     return blocks
 
 
@@ -252,4 +307,4 @@ def html_to_markdown(html: str) -> str:
     builder = _TreeBuilder()
     builder.feed(html)
     builder.close()
-    return "\n\n".join(_blocks(builder.root.children))
+    return "\n\n".join(_run(_blocks, builder.root.children))

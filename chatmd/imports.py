@@ -44,6 +44,7 @@ from chatmd.lexer import attribute_spans
 from chatmd.loading import Confinement, UnreadableFile, import_key, read_text, resolve, sha256_hex
 from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces
+from chatmd.references import INVALID_PATH, invalid_message, reference_problem
 
 #: One per top-level element: made without the generated __init__.
 _new_provenance = fast_constructor(Provenance)
@@ -310,6 +311,11 @@ class _Expander:
         """
         src = self._check_attributes(element)
         if src is None:
+            return None
+        problem = reference_problem(src)
+        if problem is not None:  # before the file system sees it (NUL, encoding, length)
+            self._error(self._attribute_span(element, "src"), INVALID_PATH,
+                        invalid_message("import src", src, problem))
             return None
         if self.imported >= MAX_IMPORTS:
             if self.imported == MAX_IMPORTS:

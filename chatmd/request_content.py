@@ -4,6 +4,10 @@ A :class:`ContentResolver` turns IR content items into Responses content parts
 (``input_text`` / ``input_image``) or into their string rendering, fetching
 what they refer to through the :class:`~chatmd.request_context.ConversionContext`:
 
+* Local files: a malformed ``src`` (NUL byte, not UTF-8, too long) is refused
+  before the file system sees it; with ``ctx.confine`` (``--confine``) only the
+  prompt folder is searched and the file must lie beneath it after ``..``,
+  absolute paths and symlinks are resolved (:mod:`chatmd.references`).
 * ``<doc>`` — local: prompt dir, then cwd, then the path itself if absolute;
   remote: the context's fetcher. ``strip`` (wins over ``markdown``) extracts
   readable text from HTML after a best-effort gzip decompression;
@@ -36,7 +40,9 @@ from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatmd.html_text import html_to_markdown, html_to_text
 from chatmd.ir import AgentItem, Content, ContentItem, DocItem, ImageItem, TextItem
 from chatmd.ir_diagnostics import diagnostic_at
+from chatmd.loading import Confinement
 from chatmd.provenance import Provenance
+from chatmd.references import confinement_problem, reference_problem, shown
 from chatmd.request_context import ConversionContext, FetchError
 
 PHASE = "request"
@@ -120,9 +126,23 @@ class ContentResolver:
 
     # --- local files ----------------------------------------------------------------------
 
+    def local_refusal(self, src: str) -> str | None:
+        """Why the local ``src`` is not looked up at all: malformed (NUL byte, not UTF-8, too
+        long) or, with ``ctx.confine``, outside the prompt folder once ``..``, absolute paths
+        and symlinks are resolved."""
+        problem = reference_problem(src)
+        if problem is not None:
+            return f"\"{shown(src)}\" is not a valid path: {problem}"
+        if self.ctx.confine:
+            return confinement_problem(Confinement.of(str(self.ctx.prompt_dir)), src,
+                                       str(self.ctx.prompt_dir))
+        return None
+
     def local_candidates(self, src: str, *, cwd_fallback: bool) -> list[Path]:
-        """Where a local ``src`` is looked for, in order."""
+        """Where a local ``src`` is looked for, in order (only the prompt folder when confined)."""
         candidates = [self.ctx.prompt_dir / src]
+        if self.ctx.confine:
+            return candidates
         if cwd_fallback:
             candidates.append(self.ctx.cwd / src)
         if os.path.isabs(src):
@@ -160,6 +180,11 @@ class ContentResolver:
                         "src=\"URL\"", item, provenance)
             return None
         if item.local:
+            refusal = self.local_refusal(item.url)
+            if refusal is not None:
+                self._error("chatmd.doc_unresolved", f"document refused: {refusal}", item,
+                            provenance)
+                return None
             found = self._read_local(item.url, cwd_fallback=True)
             if found is None:
                 self._error("chatmd.doc_unresolved",
@@ -202,6 +227,10 @@ class ContentResolver:
                             "src=\"URL\" or src=\"PATH\" local", item, provenance)
                 return None
             return item.url
+        refusal = self.local_refusal(item.url) if item.url else None
+        if refusal is not None:
+            self._error("chatmd.image_unresolved", f"image refused: {refusal}", item, provenance)
+            return None
         found = self._read_local(item.url, cwd_fallback=False) if item.url else None
         if found is None:
             self._error("chatmd.image_unresolved",
@@ -264,6 +293,11 @@ class ContentResolver:
                         item, provenance)
             return None
         if item.local:
+            refusal = self.local_refusal(item.url)
+            if refusal is not None:
+                self._error("chatmd.agent_failed", f"agent prompt refused: {refusal}", item,
+                            provenance)
+                return None
             found = self._read_local(item.url, cwd_fallback=True)
             if found is None:
                 self._error("chatmd.agent_failed",

@@ -163,6 +163,9 @@ class ConversionContext:
     parallel_tool_calls: bool | None = True
     store: bool | None = True
     stream: bool | None = False
+    #: A pinned prompt (``--confine``): local ``<doc>``/``<img>``/``<agent>`` files only from
+    #: beneath ``prompt_dir`` (realpath), never the working directory or an absolute path.
+    confine: bool = False
 
     def tool_host(self) -> ToolHost:
         """The facts tool construction needs, taken from this context."""

@@ -21,7 +21,9 @@ Text diagnostics (and a one-line summary) go to standard error; with
 ``--format json`` standard output is one JSON document
 ``{"bindings": [{"name", "type"}], "diagnostics": [...]}``.
 Exit status: 0 without errors (warnings allowed), 1 when any error was
-reported, 2 on a usage error or an unreadable file.
+reported, 2 on a usage error or an unreadable file. An exception escaping any
+subcommand is a bug; it is reported as one ``chatml.internal_error``
+diagnostic at the input's position (exit 1), never as a traceback.
 """
 
 from __future__ import annotations
@@ -153,7 +155,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser(command).parse_args(argv)
         except SystemExit as exit_:  # argparse reports usage errors with status 2
             return int(exit_.code or 0)
-    return int(args.handler(args))
+    return guarded(args)
+
+
+def guarded(args: argparse.Namespace) -> int:
+    """``args.handler(args)``; an exception escaping it is ``chatml.internal_error``, exit 1."""
+    try:
+        return int(args.handler(args))
+    except Exception as error:
+        from chatcommon.internal_errors import internal_error
+        from chatcommon.render import render_all_text, render_json
+
+        file = getattr(args, "file", "<input>")
+        diagnostic = internal_error("chatml", file, error)
+        sys.stdout.flush()
+        if getattr(args, "format", "text") == "json":
+            stream = sys.stdout if args.handler is check_command else sys.stderr
+            extra: dict[str, Any] = {"bindings": []} if args.handler is check_command else {}
+            stream.write(render_json([diagnostic], **extra) + "\n")
+        else:
+            sys.stderr.write(render_all_text([diagnostic]))
+            sys.stderr.write("\n" + summary_line([diagnostic], file) + "\n")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -150,6 +150,11 @@ def _reported(command: Callable[[argparse.Namespace, _Report], int]
         try:
             with type_length_limited(None if args.format == "json" else TYPE_LENGTH_LIMIT):
                 return command(args, report)
+        except Exception as error:  # a bug: reported in the same (single) JSON document
+            from chatcommon.internal_errors import internal_error
+
+            report.add([internal_error("chatml", args.file, error)])
+            return EXIT_ERROR
         finally:
             sys.stdout.flush()
             report.finish()

@@ -286,13 +286,18 @@ class _Compiler:
                     node = node.body
                 case ast.Annot():
                     node = node.expr
-                case ast.If():
-                    self.expr(node.cond)
-                    self.emit(Op.IF, node.span)
-                    self.expr(node.then_branch, tail)
-                    self.emit(Op.ELSE, node.span)
-                    self.expr(node.else_branch, tail)
-                    self.emit(Op.END, node.span)
+                case ast.If():  # an `else if` chain with a loop: flat to the reader, any length
+                    chain: list[Span] = []
+                    while isinstance(node, ast.If):
+                        self.expr(node.cond)
+                        self.emit(Op.IF, node.span)
+                        self.expr(node.then_branch, tail)
+                        self.emit(Op.ELSE, node.span)
+                        chain.append(node.span)
+                        node = node.else_branch
+                    self.expr(node, tail)
+                    for span in reversed(chain):
+                        self.emit(Op.END, span)
                     return
                 case ast.Match():
                     self.match(node, tail)

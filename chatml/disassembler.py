@@ -1,8 +1,12 @@
 """A readable listing of ChatML bytecode (clox style), for ``chatml dis``.
 
-One section per code object; one line per instruction: offset, source line
-(``|`` when unchanged), the opcode indented by block depth, its operands and
-what they denote (the constant, the global's name, the code object's name)::
+One section per code object, each printed once (a closure refers to its code
+object by name: ``MAKE_CLOSURE 3 helper``); one line per instruction: offset,
+source line (``|`` when unchanged), the opcode indented by block depth (up to
+:data:`MAX_INDENT_LEVELS`; deeper blocks say ``[depth N]`` instead), its
+operands and what they denote (the constant clipped to
+:data:`CONSTANT_CHARS` characters, the global's name, the code object's name),
+so the listing is linear in the size of the code::
 
     == fib  (code 1: 1 param, 1 local, 0 captures, self loop) ==
     0000     1  LOAD_LOCAL       0
@@ -52,9 +56,53 @@ def _describe(module: CompiledModule, op: Op, a: int, b: int) -> str:
     return f"{shown}   {note}" if note else shown
 
 
+#: A constant is shown in at most this many characters.
+CONSTANT_CHARS = 60
+#: Block nesting shown as indentation up to this depth; deeper blocks show their depth as a
+#: number (``[depth 250]``) at this indentation, so every line stays short.
+MAX_INDENT_LEVELS = 24
+
+
 def _constant(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``repr(value)`` clipped to :data:`CONSTANT_CHARS`, built only that far (a tuple constant
+    nested thousands deep is neither recursed into nor rendered whole)."""
+    out: list[str] = []
+    size = 0
+    pending: list[object] = [value]
+    while pending and size <= CONSTANT_CHARS:
+        item = pending.pop()
+        if isinstance(item, _Text):
+            text = item.text
+        elif isinstance(item, tuple):
+            text = "("
+            closing = ",)" if len(item) == 1 else ")"
+            pending.append(_Text(closing))
+            for index in range(len(item) - 1, -1, -1):
+                pending.append(item[index])
+                if index:
+                    pending.append(_Text(", "))
+        else:  # a long string is cut before repr copies it whole
+            text = repr(item[:CONSTANT_CHARS + 1] if isinstance(item, str) else item)
+        out.append(text)
+        size += len(text)
+    text = "".join(out)
+    return text if len(text) <= CONSTANT_CHARS and not pending else \
+        text[:CONSTANT_CHARS - 3] + "..."
+
+
+class _Text:
+    """Punctuation pushed between the items of a tuple being shown."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _indent(depth: int) -> str:
+    if depth <= MAX_INDENT_LEVELS:
+        return "  " * depth
+    return "  " * MAX_INDENT_LEVELS + f"[depth {depth}] "
 
 
 def _header(index: int, code: CodeObject) -> str:
@@ -87,7 +135,7 @@ def disassemble_code(module: CompiledModule, index: int) -> str:
         line = position[0]
         where = f"{line:>5}" if line != previous_line else "    |"
         previous_line = line
-        text = f"{'  ' * depth}{op.name:<16}"
+        text = f"{_indent(depth)}{op.name:<16}"
         described = _describe(module, op, a, b)
         lines.append(f"{offset:04d} {where}  {text} {described}".rstrip())
         if op in _OPENS or op is Op.ELSE:

@@ -31,6 +31,7 @@ from chatmd.declarations.text import render_nodes
 from chatmd.ir import SCRIPT_KINDS, InlineSource, Script, ScriptLimits, ScriptSource, SrcSource
 from chatmd.loading import UnreadableFile, read_text, resolve, sha256_hex
 from chatmd.provenance import Provenance, qualify
+from chatmd.references import INVALID_PATH, invalid_message, reference_problem
 from chatmd.vocabulary import is_blank
 
 LIMIT_ATTRIBUTES = ("wall_time", "fuel", "max_tasks", "max_value", "max_output",
@@ -157,6 +158,12 @@ def _source(element: Element, attributes: StrictAttributes,
         attributes.ok = False
         ctx.error(src_span, "chatmd.script_empty_source",
                   "<script> has an empty src: expected src=\"file.chatml\"", path=("script", "src"))
+        return None
+    problem = reference_problem(src)
+    if problem is not None:  # before the file system sees it (NUL, encoding, length)
+        attributes.ok = False
+        ctx.error(src_span, INVALID_PATH, invalid_message("script src", src, problem),
+                  path=("script", "src"))
         return None
     folder = ctx.folder_of(element)
     path = resolve(src, folder)

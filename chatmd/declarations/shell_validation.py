@@ -13,7 +13,7 @@ that a declaration failed, so that it neither compiles nor reports follow-on
 errors such as "unknown runtime" for the tools bound to it. Compilation is a
 later phase (shell spec §0, phase 2): it runs as a registered prompt check.
 
-:func:`check_shell` is that check (registered in ``chatmd.frontend.PROMPT_CHECKS``);
+:func:`check_shell` is that check (one of :func:`chatmd.frontend.chatmd_checks`);
 :func:`with_compiled_shell` attaches the compiled records for ``--emit ir``;
 :class:`ShellDefinitions` gives request building the shell tools' definitions.
 The shell package is imported on first use, so prompts without shell

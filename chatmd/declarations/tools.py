@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from chatmd.ast import Element
 from chatmd.declarations.attributes import lenient, stripped_or_none
+from chatmd.declarations.content import checked_src
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.read_file import lower_read_file
 from chatmd.declarations.shell_validation import lower_shell_tool
@@ -64,6 +65,7 @@ def lower_tool(element: Element, provenance: Provenance, ctx: LoweringContext) -
                       f"tool `{name}` has an empty agent: expected agent=\"path/to/prompt.chatmd\"",
                       path=("tool", "agent"))
             return None
+        checked_src(element, agent, ctx, attribute="agent")
         return AgentTool(name, agent, "local" in values, description, provenance)
     if name in READ_FILE_TOOL_NAMES:
         return lower_read_file(element, provenance, ctx)

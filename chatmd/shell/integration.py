@@ -6,7 +6,7 @@ declarations (cheap and deterministic), adds legacy command tools, shell
 scripts and the moderator binding, and then:
 
 - :func:`check_prompt_shell` — the prompt check registered with
-  :data:`chatmd.frontend.PROMPT_CHECKS`: compile (shell spec §6) and the
+  :func:`chatmd.frontend.chatmd_checks`: compile (shell spec §6) and the
   administrative ceilings of ``OCHAT_SHELL_ADMIN_POLICY`` (§6.9); returns the
   diagnostics. It reports nothing when a shell declaration itself is invalid
   (those errors are already reported and stop the shell layer, §0).

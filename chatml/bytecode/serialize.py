@@ -2,9 +2,12 @@
 
 Layout: the magic ``b"CHATMLBC"``, the format version as two big-endian
 bytes, then zlib-compressed UTF-8 JSON of the module. Constants are JSON
-values with two extensions: a float is ``{"f": repr}`` (so ``1.0`` stays a
-float and NaN/infinities survive) and a tuple is a JSON array (constants
-have no lists). Reading validates everything -- magic, version, field
+values with three extensions: a float is ``{"f": repr}`` (so ``1.0`` stays a
+float and NaN/infinities survive), a tuple is a JSON array (constants
+have no lists), and a tuple nested deeper than :data:`NESTED_CONST_DEPTH` is
+``{"postfix": [...]}``, a flat postfix list (scalars pushed, ``{"t": n}``
+makes a tuple of the last ``n`` values), so no reader or writer recurses with
+the program's nesting. Reading validates everything -- magic, version, field
 types, opcodes, operand ranges, the line table -- and raises
 :class:`BytecodeFormatError` for anything else, so a corrupt or foreign file
 is never half-loaded.
@@ -28,14 +31,94 @@ class BytecodeFormatError(Exception):
     """The bytes are not a valid bytecode file of this format version."""
 
 
-def _encode_const(value: object) -> Any:
+#: Tuple constants nested at most this deep are written as nested JSON arrays; deeper ones
+#: (a pattern nested thousands of levels) as one flat postfix array, so that neither
+#: writing nor reading the JSON recurses with the program's nesting.
+NESTED_CONST_DEPTH = 32
+_POSTFIX = "postfix"
+_TUPLE = "t"
+
+
+def _tuple_depth(value: tuple[Any, ...], limit: int) -> int:
+    """How deep tuples nest in ``value`` (1 for a flat tuple), counting no further than ``limit``."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        pending.extend((child, depth + 1) for child in item if isinstance(child, tuple))
+    return deepest
+
+
+def _encode_scalar(value: object) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         return {"f": repr(value)}
-    if isinstance(value, tuple):
-        return [_encode_const(item) for item in value]
     raise TypeError(f"constant of unsupported type {type(value).__name__}")
+
+
+def _encode_nested(value: object) -> Any:
+    """Nested JSON arrays (recursion bounded by :data:`NESTED_CONST_DEPTH`)."""
+    if isinstance(value, tuple):
+        return [_encode_nested(item) for item in value]
+    return _encode_scalar(value)
+
+
+def _encode_postfix(value: tuple[Any, ...]) -> list[Any]:
+    """``value`` in postfix: scalars are pushed; ``{"t": n}`` pops ``n`` items into a tuple."""
+    out: list[Any] = []
+    pending: list[tuple[bool, Any]] = [(False, value)]
+    while pending:
+        done, item = pending.pop()
+        if done:
+            out.append({_TUPLE: len(item)})
+        elif isinstance(item, tuple):
+            pending.append((True, item))
+            pending.extend((False, child) for child in reversed(item))
+        else:
+            out.append(_encode_scalar(item))
+    return out
+
+
+def _encode_const(value: object) -> Any:
+    if not isinstance(value, tuple):
+        return _encode_scalar(value)
+    if _tuple_depth(value, NESTED_CONST_DEPTH) <= NESTED_CONST_DEPTH:
+        return _encode_nested(value)
+    return {_POSTFIX: _encode_postfix(value)}
+
+
+def _decode_float(text: Any) -> float:
+    if not isinstance(text, str):
+        raise BytecodeFormatError(f"bad float constant {text!r}")
+    try:
+        number = float(text)
+    except ValueError:
+        raise BytecodeFormatError(f"bad float constant {text!r}") from None
+    if repr(number) != text and not math.isnan(number):
+        raise BytecodeFormatError(f"bad float constant {text!r}")
+    return number
+
+
+def _decode_postfix(items: Any) -> object:
+    _expect(isinstance(items, list), "bad postfix constant")
+    stack: list[object] = []
+    for item in items:
+        if isinstance(item, dict) and set(item) == {_TUPLE}:
+            count = _int(item[_TUPLE], "postfix tuple size", 0, len(stack) + 1)
+            values = tuple(stack[len(stack) - count:])
+            del stack[len(stack) - count:]
+            stack.append(values)
+        elif isinstance(item, list):
+            raise BytecodeFormatError("bad postfix constant: nested array")
+        else:
+            stack.append(_decode_const(item))
+    _expect(len(stack) == 1 and isinstance(stack[0], tuple), "bad postfix constant")
+    return stack[0]
 
 
 def _decode_const(value: Any) -> object:
@@ -43,14 +126,10 @@ def _decode_const(value: Any) -> object:
         return value
     if isinstance(value, list):
         return tuple(_decode_const(item) for item in value)
-    if isinstance(value, dict) and set(value) == {"f"} and isinstance(value["f"], str):
-        try:
-            number = float(value["f"])
-        except ValueError:
-            raise BytecodeFormatError(f"bad float constant {value['f']!r}") from None
-        if repr(number) != value["f"] and not math.isnan(number):
-            raise BytecodeFormatError(f"bad float constant {value['f']!r}")
-        return number
+    if isinstance(value, dict) and set(value) == {"f"}:
+        return _decode_float(value["f"])
+    if isinstance(value, dict) and set(value) == {_POSTFIX}:
+        return _decode_postfix(value[_POSTFIX])
     raise BytecodeFormatError(f"bad constant {value!r}")
 
 

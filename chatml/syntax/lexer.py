@@ -41,16 +41,19 @@ MAX_INT = 4611686018427387903  # OCaml's max_int on 64-bit platforms (63-bit int
 #: One token (its text is group 1) after any whitespace. The alternatives are tried in
 #: order, so longer spellings come before their prefixes, keywords and symbols before
 #: identifiers, floats before ints. A comment that holds no other comment is one match;
-#: a nesting one matches just its ``(*`` and is skipped by :func:`_skip_comment`.
+#: a nesting one matches just its ``(*`` and is skipped by :func:`_skip_comment`. Runs of
+#: plain characters in comments and strings are possessive (``++``, ``*+``): the regex
+#: engine then keeps no backtracking state per character (a 10 MB string literal cost
+#: about 120 bytes of memory per character before).
 _TOKEN = re.compile(
     r"[ \t\r\n]*+("
     r"let[*+]|[a-z_][A-Za-z0-9_]*"  # lowercase identifier, keyword, `_`
     r"|->|<-|:=|==|!=|<=\.|>=\.|<=|>=|<\.|>\.|\+\.|-\.|\*\.|/\.|\+\+|[-+*/<>=:!;,.|]"
-    r"|\(\*(?:[^(*]|\((?!\*)|\*(?!\)))*\*\)"  # a whole comment holding no other comment
+    r"|\(\*(?:[^(*]++|\((?!\*)|\*(?!\)))*+\*\)"  # a whole comment holding no other comment
     r"|\(\*|[(\[{]|[)\]}]"  # the opener of a nesting comment; brackets
     r"|[A-Z][A-Za-z0-9_]*"  # uppercase identifier
     r"|[0-9]+\.[0-9]+|[0-9]+"  # float (before int: longest match), int
-    r'|"(?:[^"\\]|\\[\s\S])*"'  # complete string literal
+    r'|"(?:[^"\\]++|\\[\s\S])*+"'  # complete string literal
     r"|`[A-Za-z0-9_]+"  # variant tag
     r"|[^ \t\r\n])"  # anything else: an error
 )

@@ -74,18 +74,49 @@ class Warner:
         self.warnings.append(Diagnostic.at(Span(self.src, start, end), code, message,
                                            phase=PHASE, severity=Severity.WARNING, hint=hint))
 
-    def _text(self, start: int, end: int) -> str:
-        """The tokens between offsets ``start`` and ``end``, comments dropped, clipped."""
+    def _text(self, start: int, end: int, limit: int = 60) -> str:
+        """The tokens between offsets ``start`` and ``end``, comments dropped, clipped.
+
+        Only the tokens the clipped text shows are read (a bounded number from each
+        end), so a warning costs the same however long the code it quotes: nested
+        ``else`` branches swallowing a 2,000-item sequence were quadratic.
+        """
         starts = self.stream.starts
-        ends = self.stream.ends
+        first, last = bisect_left(starts, start), bisect_left(starts, end)
+        window = 2 * limit + 2
+        head, complete = self._join(range(first, last), end, window)
+        if complete:  # all of it was read: clip as ever
+            return clip(head, limit)
+        tail, _ = self._join(range(last - 1, first - 1, -1), end, window, backwards=True)
+        half = (limit - 5) // 2
+        shown_head = _SPACES.sub(" ", head).strip()[:half].rstrip()
+        shown_tail = _SPACES.sub(" ", tail).strip()[-half:].lstrip()
+        return f"{shown_head} ... {shown_tail}"
+
+    def _join(self, indexes: range, end: int, window: int, *,
+              backwards: bool = False) -> tuple[str, bool]:
+        """Tokens ``indexes`` (in text order when joined) up to about ``window`` characters,
+        and whether that is all of them."""
+        starts, ends, text = self.stream.starts, self.stream.ends, self.text
         parts: list[str] = []
-        previous_end = -1
-        for k in range(bisect_left(starts, start), bisect_left(starts, end)):
-            if parts and starts[k] > previous_end:
+        size = 0
+        neighbour = -1
+        for k in indexes:
+            token_start, token_end = starts[k], min(ends[k], end)
+            if token_end - token_start > window:  # a long token: only the end that shows
+                if backwards:
+                    token_start = token_end - window
+                else:
+                    token_end = token_start + window
+            gap = parts and (starts[k] > neighbour if not backwards else ends[k] < neighbour)
+            if gap:
                 parts.append(" ")
-            parts.append(self.text[starts[k] : min(ends[k], end)])
-            previous_end = ends[k]
-        return clip("".join(parts))
+            parts.append(text[token_start:token_end])
+            neighbour = ends[k] if not backwards else starts[k]
+            size += token_end - token_start + 1
+            if size > window and k != indexes[-1]:
+                return "".join(reversed(parts) if backwards else parts), False
+        return "".join(reversed(parts) if backwards else parts), True
 
     def swallowed(self, start: int, seq: Sequence, end: int, kind: str) -> None:
         """``kind`` ("else", "fun", "match") at ``start`` ends with the bare sequence ``seq``."""

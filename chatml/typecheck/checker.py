@@ -86,8 +86,10 @@ class Checker:
         self.field_flavors: list[tuple[Span, Type]] = []
         #: modules whose body is being checked, innermost last
         self.initialising: list[str] = []
-        #: per module being checked: the names unsafe to evaluate (initialisation order, Q14)
+        #: per module being checked, innermost last: its InitFrame (initialisation order, Q14)
         self.init_frames: list[Any] = []
+        #: which names are unsafe to evaluate in which of those frames (modules.UnsafeNames)
+        self.unsafe_names: Any = None
         #: per module being checked: its placeholder and the ``M.x`` reads in its body
         self.self_references: dict[str, tuple[Type, list[tuple[str, Span]]]] = {}
         #: names bound to the error type by an ``open`` that failed (they shadow nothing)
@@ -264,17 +266,17 @@ _SETTLED = frozenset({TFun, Row, TRecord, TVariant, TTuple, TConstr, TArray, TRe
 def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bool:
     """Collect the variables of ``t`` above ``level``; whether ``t`` holds a recursive type.
 
-    ``colour`` marks the nodes being walked (1) and walked (2): meeting a node
-    being walked is a cycle, which counts as a recursive type. (Type nodes
+    ``colour`` marks the nodes being walked (1) and walked (2), and the variables
+    already in ``found`` (:data:`_FOUND`): meeting a node being walked is a cycle, which counts as a recursive type. (Type nodes
     hash by identity, so they key the dict themselves, without ``id()``.)
     """
-    while type(t) is TVar:
-        link = t.link
-        if link is None:
-            if level < t.level < GENERIC and t not in found:
+    if type(t) is TVar:
+        t = resolve(t)  # compresses long chains of links
+        if isinstance(t, TVar):
+            if level < t.level < GENERIC and t not in colour:
+                colour[t] = _FOUND
                 found.append(t)
             return False
-        t = link
     # Dispatch on ``c = type(t)``, which mypy does not narrow ``t`` by, so the node is read
     # through ``node: Any`` (``match`` measured slower on this hot walk of generalisation).
     node: Any = t
@@ -312,25 +314,29 @@ def _scan(t: Type, level: int, found: list[TVar], colour: dict[Type, int]) -> bo
     # Children that are variables or leaves are handled here, without a call;
     # ``last`` (a row's tail, a function's result...) the same way after them.
     for child in children:
-        while type(child) is TVar and child.link is not None:
-            child = child.link
-        kind = type(child)
-        if kind is TVar:
-            if level < child.level < GENERIC and child not in found:
+        if type(child) is TVar and child.link is not None:
+            child = resolve(child)
+        if isinstance(child, TVar):
+            if level < child.level < GENERIC and child not in colour:
+                colour[child] = _FOUND
                 found.append(child)
-        elif kind not in _SCAN_LEAVES and _scan(child, level, found, colour):
+        elif type(child) not in _SCAN_LEAVES and _scan(child, level, found, colour):
             recursive = True
     if last is not None:
-        while type(last) is TVar and last.link is not None:
-            last = last.link
-        if type(last) is TVar:
-            if level < last.level < GENERIC and last not in found:
+        if type(last) is TVar and last.link is not None:
+            last = resolve(last)
+        if isinstance(last, TVar):
+            if level < last.level < GENERIC and last not in colour:
+                colour[last] = _FOUND
                 found.append(last)
         elif type(last) not in _SCAN_LEAVES and _scan(last, level, found, colour):
             recursive = True
     colour[t] = 2
     return recursive
 
+
+#: ``colour`` of a variable :func:`_scan` has put in ``found`` (a set test, not a list search).
+_FOUND = 3
 
 #: Types with nothing below them that :func:`_scan` looks for (a mu type is not one).
 _SCAN_LEAVES = frozenset({Prim, RowEmpty, Flavor, ModuleFlavor, TError, TRecVar})

@@ -123,11 +123,14 @@ def check_exhaustive(ck: Checker, match: ast.Match, scrutinee: Type) -> None:
             _fail(ck, match, f"Non-exhaustive boolean match: missing case '{missing[0]}'")
     elif isinstance(t, TVariant):
         fields, tail = flatten_row(t.row)
+        by_tag: dict[str, list[ast.Pattern]] = {}  # (one pass: a match may have 10,000 arms)
+        for pattern in patterns:
+            if type(pattern) is ast.PVariant:
+                by_tag.setdefault(pattern.tag, []).append(pattern)  # type: ignore[attr-defined]
         for tag in sorted(fields):
             payload = fields[tag]
-            for pattern in patterns:
-                if (type(pattern) is ast.PVariant and pattern.tag == tag
-                        and _covers(pattern, tag, payload)):
+            for pattern in by_tag.get(tag, ()):
+                if _covers(pattern, tag, payload):
                     break
             else:
                 _fail(ck, match, "Non-exhaustive variant match: missing case "

@@ -14,6 +14,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.equality import check_equality
+from chatml.typecheck.open_variants import FEW, OpenVariant
 from chatml.typecheck.records import join, join_hint, reopen_parameter
 from chatml.typecheck.schemes import COPY_AT_USE, Scheme, use_copy
 from chatml.typecheck.types import (
@@ -255,15 +256,24 @@ def _condition(ck: Checker, cond: ast.Expr, span: Span, keyword: str) -> None:
 
 @rule(ast.If)
 def infer_if(ck: Checker, e: ast.If) -> Type:
-    _condition(ck, e.cond, e.span, "if")
-    then_type = ck.rules[type(e.then_branch)](ck, e.then_branch)
-    else_type = ck.rules[type(e.else_branch)](ck, e.else_branch)
-    try:
-        return join(then_type, else_type)
-    except UnifyError as error:
-        raise ck.unify_error(e.span, error, hint=join_hint(
-            error, [e.then_branch, e.else_branch], "both branches of `if` must have the same type")
-                             ) from None
+    # An `else if` chain is walked with a loop (it is flat to the reader, however long):
+    # conditions and `then` branches in order, the last `else`, then the joins from the
+    # innermost `if` outwards -- the order in which recursion would do them.
+    chain: list[tuple[ast.If, Type]] = []
+    node: ast.Expr = e
+    while type(node) is ast.If:
+        _condition(ck, node.cond, node.span, "if")
+        chain.append((node, ck.rules[type(node.then_branch)](ck, node.then_branch)))
+        node = node.else_branch
+    result = ck.rules[type(node)](ck, node)
+    for link, then_type in reversed(chain):
+        try:
+            result = join(then_type, result)
+        except UnifyError as error:
+            raise ck.unify_error(link.span, error, hint=join_hint(
+                error, [link.then_branch, link.else_branch],
+                "both branches of `if` must have the same type")) from None
+    return result
 
 
 @rule(ast.While)
@@ -295,8 +305,16 @@ def infer_variant(ck: Checker, e: ast.Variant) -> Type:
 
 @rule(ast.Array)
 def infer_array(ck: Checker, e: ast.Array) -> Type:
+    elements = e.elements
+    if len(elements) == 1:
+        # one element: its type is the element type, with no unification (a fresh variable
+        # bound to it would need an occurs check walking the whole type: quadratic for
+        # arrays nested thousands deep)
+        item = elements[0]
+        return TArray(ck.rules[type(item)](ck, item))
     element = TVar(ck.level)
-    for item in e.elements:
+    open_variant = OpenVariant() if len(elements) > FEW else None
+    for item in elements:
         item_type = ck.rules[type(item)](ck, item)
         if element.link is item_type:  # fast path: the elements so far had this very type
             continue
@@ -304,6 +322,12 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
             bind_fresh(element, item_type)
             continue
         try:
+            if open_variant is not None and type(item) is ast.Variant and \
+                    open_variant.current(element):
+                # a tag literal's fresh one-tag row extends the elements' row in O(1)
+                payload = item_type.row.fields[item.tag]  # type: ignore[attr-defined]
+                open_variant.add(item.tag, payload, ck.level)
+                continue
             unify(item_type, element)
         except UnifyError as error:
             raise ck.unify_error(e.span, error,

@@ -18,6 +18,7 @@ from chatml import ast
 from chatml.typecheck import errors
 from chatml.typecheck.checker import Checker, rule
 from chatml.typecheck.exhaustiveness import check_exhaustive, check_redundant
+from chatml.typecheck.open_variants import FEW, OpenVariant
 from chatml.typecheck.pattern_display import show_pattern
 from chatml.typecheck.records import join, join_hint
 from chatml.typecheck.types import (
@@ -129,16 +130,8 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
         case ast.PWildcard():
             return
         case ast.PVariant():
-            args: list[Type] = []
-            for sub in pattern.args:
-                var = TVar(ck.level)
-                if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
-                    ck.env.bind(sub.name, var)
-                    ck.binders.append((sub.span, var))
-                else:
-                    type_pattern(ck, sub, var)
-                args.append(var)
-            unify(expected, TVariant(Row({pattern.tag: TTuple(tuple(args))}, TVar(ck.level))))
+            payload = _payload(ck, pattern)
+            unify(expected, TVariant(Row({pattern.tag: payload}, TVar(ck.level))))
         case ast.PRecord():
             fields: dict[str, Type] = {}
             for field in pattern.fields:
@@ -149,6 +142,29 @@ def type_pattern(ck: Checker, pattern: ast.Pattern, expected: Type) -> None:
             unify(expected, TRecord(make_row(fields, tail), RECORD))
         case _:
             unify(expected, _LITERAL_TYPES[type(pattern)])
+
+
+def _payload(ck: Checker, pattern: ast.PVariant) -> TTuple:
+    """The payload type of a tag pattern, its sub-patterns typed and bound."""
+    args: list[Type] = []
+    for sub in pattern.args:
+        var = TVar(ck.level)
+        if type(sub) is ast.PVar:  # the commonest sub-pattern, bound without a call
+            ck.env.bind(sub.name, var)
+            ck.binders.append((sub.span, var))
+        else:
+            type_pattern(ck, sub, var)
+        args.append(var)
+    return TTuple(tuple(args))
+
+
+def _type_tag_arm(ck: Checker, pattern: ast.PVariant, scrutinee: Type,
+                  open_variant: OpenVariant) -> bool:
+    """Type a top-level tag pattern against a cached open scrutinee; False when not one."""
+    if not open_variant.current(scrutinee):
+        return False
+    open_variant.add(pattern.tag, _payload(ck, pattern), ck.level)
+    return True
 
 
 _LITERAL_TYPES: dict[type, Type] = {
@@ -163,13 +179,16 @@ def infer_match(ck: Checker, e: ast.Match) -> Type:
     check_shape(ck, arms)
     env = ck.env
     result: Type | None = None
+    open_variant = OpenVariant() if len(arms) > FEW else None
     for arm in arms:
         pattern = arm.pattern
         if type(pattern) is ast.PRecord or type(pattern) is ast.PVariant:
             _check_labels_and_binders(ck, pattern)
         mark = len(env.trail)  # env.mark(), without the call
         try:
-            type_pattern(ck, pattern, scrutinee)
+            if open_variant is None or type(pattern) is not ast.PVariant or \
+                    not _type_tag_arm(ck, pattern, scrutinee, open_variant):
+                type_pattern(ck, pattern, scrutinee)
         except UnifyError as error:
             hint = None
             if error.code == errors.MODULE_AS_RECORD:

@@ -262,8 +262,16 @@ def resolve(t: Type) -> Type:
         return t
     if type(link) is not TVar or link.link is None:
         return link
-    target = resolve(link)
-    t.link = target
+    # a long chain of bound variables (thousands of `and` bindings) is followed with a loop,
+    # not recursion, then compressed: every variable on it links to the representative
+    target: Type = link
+    while type(target) is TVar and target.link is not None:
+        target = target.link
+    node: Type = t
+    while node is not target:
+        following = node.link  # type: ignore[attr-defined]
+        node.link = target  # type: ignore[attr-defined]
+        node = following
     return target
 
 

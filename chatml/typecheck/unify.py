@@ -349,6 +349,7 @@ _DATA = frozenset({TRecord, TVariant, TTuple, TConstr, Row})
 
 
 def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
+    head = t
     while type(t) is TVar:
         # A bound variable's level records the outermost level its value reached;
         # parameter reopening gives a fresh row tail no more general than that.
@@ -356,8 +357,12 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
             t.level = level
         link = t.link
         if link is None:
-            return t is var
+            break
         t = link
+    if head is not t and head.link is not t:  # type: ignore[attr-defined]
+        resolve(head)  # compress a chain of links (thousands of `and` bindings): linear overall
+    if type(t) is TVar:
+        return t is var
     tn = type(t)
     if tn in _LEAVES:
         return False

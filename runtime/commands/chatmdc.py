@@ -8,7 +8,8 @@ the same way and, when there is no error, writes the chosen artefact to
 standard output or (atomically) to ``OUT``.
 
 Exit codes: 0 clean (warnings allowed), 1 when any error diagnostic was
-reported, 2 on usage errors, unreadable input, or an emit mode that is not
+reported (an exception escaping a command is a bug, reported as the one
+diagnostic ``chatmd.internal_error`` at the input's position, exit 1), 2 on usage errors, unreadable input, or an emit mode that is not
 available. Text diagnostics and the one-line summary go to standard error;
 ``check --format json`` prints ``{"diagnostics": [...], "summary": {...}}`` to
 standard output (``compile --format json`` prints it to standard error, since
@@ -92,7 +93,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     registry = SourceRegistry()
     readable = True
     for path in args.paths:
-        result = check_prompt(path, confine=args.confine)
+        try:
+            result = check_prompt(path, confine=args.confine)
+        except Exception as error:  # a bug: reported for this file, the others still checked
+            diagnostics.append(_internal(path, error))
+            continue
         diagnostics.extend(result.diagnostics)
         for source in result.sources:
             registry.register(source)
@@ -136,7 +141,7 @@ def _emit_request(result: CheckResult, args: argparse.Namespace) -> Emitted:
 
     assert result.prompt is not None
     context = ConversionContext.local(result.prompt.prompt_dir, allow_network=args.allow_network,
-                                      shell_definer=ShellDefinitions())
+                                      shell_definer=ShellDefinitions(), confine=args.confine)
     compiled = compile_request(result.prompt, context)
     if compiled.request is None:
         raise DiagnosticError(compiled.diagnostics)
@@ -271,6 +276,31 @@ def register_commands(commands: Any) -> None:
                         ).set_defaults(run=_cmd_lsp)
 
 
+def _internal(path: str, error: Exception) -> Diagnostic:
+    from chatcommon.internal_errors import internal_error
+
+    return internal_error("chatmd", path, error)
+
+
+def _guarded(args: argparse.Namespace) -> int:
+    """``args.run(args)``; an exception escaping it is ``chatmd.internal_error``, exit 1."""
+    try:
+        return int(args.run(args))
+    except Exception as error:
+        from chatcommon.render import render_all_text, render_json
+
+        paths = getattr(args, "paths", None) or [getattr(args, "path", "<input>")]
+        diagnostic = _internal(paths[0], error)
+        if getattr(args, "format", "text") == "json":
+            stream = sys.stdout if args.run is _cmd_check else sys.stderr
+            stream.write(render_json([diagnostic], summary=_summary([diagnostic], 1)) + "\n")
+        else:
+            sys.stdout.flush()
+            sys.stderr.write(render_all_text([diagnostic]))
+            sys.stderr.write("\n" + summary_line([diagnostic], 1) + "\n")
+        return EXIT_ERRORS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         from chatcommon.allocation import one_shot_process
@@ -284,11 +314,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
             return int(exc.code or 0)
     if getattr(args, "format", "text") != "json":
-        return int(args.run(args))
+        return _guarded(args)
     from chatcommon.type_length import type_length_limited
 
     with type_length_limited(None):  # machine-readable output holds types in full
-        return int(args.run(args))
+        return _guarded(args)
 
 
 if __name__ == "__main__":

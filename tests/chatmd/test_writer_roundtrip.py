@@ -42,6 +42,7 @@ from chatmd.ir import (
     TextItem,
     ToolCallRef,
 )
+from chatmd.references import reference_problem
 from chatmd.request import compile_request, to_items
 from chatmd.request_context import ConversionContext
 from chatmd.transcript_writer import serialise_items
@@ -268,11 +269,14 @@ def _history_id() -> st.SearchStrategy[str]:
                      st.integers(0, 10**6))
 
 
+#: File references a checked prompt accepts (no NUL byte, not too long: chatmd.invalid_path).
+PATH = VALUE.filter(lambda s: reference_problem(s) is None)
+
 content_item: st.SearchStrategy[Any] = st.deferred(lambda: st.one_of(
     st.builds(TextItem, TEXT),
-    st.builds(ImageItem, VALUE, st.booleans()),
-    st.builds(DocItem, VALUE, st.booleans(), st.booleans(), st.booleans()),
-    st.builds(AgentItem, VALUE, st.booleans(),
+    st.builds(ImageItem, PATH, st.booleans()),
+    st.builds(DocItem, PATH, st.booleans(), st.booleans(), st.booleans()),
+    st.builds(AgentItem, PATH, st.booleans(),
               st.lists(content_item, max_size=3).map(tuple)),
 ))
 
@@ -359,7 +363,8 @@ tools = st.one_of(
     st.builds(BuiltinTool, STRIPPED.filter(lambda s: s not in ("read_file", "get_contents"))),
     read_file_tools(),
     st.builds(CustomTool, STRIPPED, SIMPLE_COMMAND, OPTIONAL_STRIPPED),
-    st.builds(AgentTool, STRIPPED, STRIPPED, st.booleans(), OPTIONAL_STRIPPED),
+    st.builds(AgentTool, STRIPPED, STRIPPED.filter(lambda s: reference_problem(s) is None),
+              st.booleans(), OPTIONAL_STRIPPED),
     st.builds(McpTool, STRIPPED, MCP_NAMES, OPTIONAL_STRIPPED, st.booleans(), OPTIONAL_VALUE,
               OPTIONAL_VALUE),
 )
