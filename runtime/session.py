@@ -146,6 +146,9 @@ class Session:
         self._written = self.generated_from
         self._ended_reason: str | None = None
         self.startup_outcomes: list[Outcome] = []
+        self.on_entry: Callable[[Entry], None] | None = None
+        """Called with every entry the session appends to its history, as it is appended
+        (a host's transcript writer, event log...)."""
 
     # ----------------------------------------------------------------- opening
 
@@ -295,7 +298,12 @@ class Session:
     def _append(self, item: Item) -> Entry:
         entry = Entry(self.allocator.allocate(), item)
         self._history.append(entry)
+        self._notify(entry)
         return entry
+
+    def _notify(self, entry: Entry) -> None:
+        if self.on_entry is not None:
+            self.on_entry(entry)
 
     def add_user_message(self, text: str) -> Entry:
         """Append a user message between turns (a host-started turn follows)."""
@@ -365,6 +373,7 @@ class Session:
         deferred = self.steering.consume_entries() if not self.driver.ended else []
         for entry in deferred:
             history.append(entry)
+            self._notify(entry)
             self._surface(self.driver.item_appended(history, tools, entry), requests)
         turn_end = self.driver.finish_turn(history, tools)
         self._surface(turn_end, requests)
@@ -391,6 +400,7 @@ class Session:
         self._surface(moderated.runtime_requests, requests)
         entry = Entry(provisional.entry_id, moderated.call_item)
         history.append(entry)
+        self._notify(entry)
         self._surface(self.driver.item_appended(history, tools, entry), requests)
         if moderated.synthetic_output is not None:
             future = done(moderated.synthetic_output)

@@ -1,0 +1,183 @@
+"""One model response: streamed (``responses.create(..., stream=True)``) or blocking (spec 8.3, 8.4).
+
+:func:`stream_response` consumes the event stream: text and reasoning-summary deltas go
+to the :class:`StreamObserver` as they arrive, every ``response.output_item.done`` item
+is handed over as soon as it completes (so the transcript can hold it even if the
+connection drops later), and the output items are returned in output order once
+``response.completed`` (or ``response.incomplete``) arrives. A stream that fails before
+its first event is retried (spec 8.9: up to 5 times, delays 1 s, 2 s, ...); once an event
+was received, failures propagate as :class:`~runtime.driver.client.ModelApiFailure`.
+:func:`blocking_response` is the non-streamed form used by nested agents.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from runtime.driver.client import ClientSettings, ModelApiFailure, api_failure, stream_timeout
+
+Item = dict[str, Any]
+STREAM_START_RETRIES = 5
+
+
+class StreamObserver(Protocol):
+    def text_delta(self, text: str) -> None: ...
+
+    def reasoning_delta(self, text: str) -> None: ...
+
+    def item_started(self, item: Item) -> None: ...
+
+    def item_done(self, item: Item) -> None: ...
+
+
+class NullObserver:
+    """Observes nothing."""
+
+    def text_delta(self, text: str) -> None:
+        pass
+
+    def reasoning_delta(self, text: str) -> None:
+        pass
+
+    def item_started(self, item: Item) -> None:
+        pass
+
+    def item_done(self, item: Item) -> None:
+        pass
+
+
+def plain(value: Any) -> Item:
+    """An SDK model as the JSON the server sent (unset fields left out)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    result = value.to_dict(mode="json")
+    return dict(result)
+
+
+def _without_stream(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in body.items() if key != "stream"}
+
+
+class _Started(Exception):
+    """Wraps a failure that happened after the first event (never retried)."""
+
+    def __init__(self, failure: ModelApiFailure) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+
+
+def stream_response(client: Any, body: Mapping[str, Any], settings: ClientSettings,
+                    observer: StreamObserver, *, start_retries: int = STREAM_START_RETRIES,
+                    retry_delay: float = 1.0,
+                    sleep: Callable[[float], None] = time.sleep) -> list[Item]:
+    """The output items of one streamed response (see the module docstring)."""
+    attempt = 0
+    while True:
+        try:
+            return _stream_once(client, body, settings, observer)
+        except _Started as started:
+            raise started.failure from None
+        except ModelApiFailure:
+            if attempt >= start_retries:
+                raise
+            attempt += 1
+            sleep(retry_delay * attempt)
+
+
+def _stream_once(client: Any, body: Mapping[str, Any], settings: ClientSettings,
+                 observer: StreamObserver) -> list[Item]:
+    import openai
+
+    try:
+        stream = client.responses.create(**_without_stream(body), stream=True,
+                                         timeout=stream_timeout(settings))
+    except openai.APIStatusError as error:
+        raise _Started(api_failure(error)) from None  # the SDK already retried what it should
+    except openai.APIError as error:
+        raise _Started(api_failure(error)) from None
+    started = False
+    try:
+        consumer = _Consumer(observer)
+        for event in stream:
+            started = True
+            consumer.handle(event)
+        return consumer.result()
+    except ModelApiFailure as failure:
+        raise _Started(failure) from None
+    except openai.APIError as error:
+        failure = api_failure(error)
+        if started:
+            raise _Started(failure) from None
+        raise failure from None
+    except (json.JSONDecodeError, ValueError, TypeError, AttributeError) as error:
+        failure = ModelApiFailure(f"the model API sent a malformed stream event: {error}")
+        if started:
+            raise _Started(failure) from None
+        raise failure from None
+    finally:
+        stream.close()
+
+
+class _Consumer:
+    """The state of one stream: completed items by output index, the final output."""
+
+    def __init__(self, observer: StreamObserver) -> None:
+        self.observer = observer
+        self.items: dict[int, Item] = {}
+        self.final: list[Item] | None = None
+
+    def handle(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        if kind == "response.output_text.delta":
+            self.observer.text_delta(str(event.delta))
+        elif kind == "response.reasoning_summary_text.delta":
+            self.observer.reasoning_delta(str(event.delta))
+        elif kind == "response.output_item.added":
+            self.observer.item_started(plain(event.item))
+        elif kind == "response.output_item.done":
+            item = plain(event.item)
+            self.items[int(event.output_index)] = item
+            self.observer.item_done(item)
+        elif kind in ("response.completed", "response.incomplete"):
+            self.final = [plain(item) for item in (event.response.output or [])]
+        elif kind == "response.failed":
+            error = getattr(event.response, "error", None)
+            message = getattr(error, "message", None) or "no error text"
+            code = getattr(error, "code", None)
+            raise ModelApiFailure(f"the model API reported the response failed"
+                                  f"{f' ({code})' if code else ''}: {message}")
+        elif kind == "error":
+            code = getattr(event, "code", None)
+            raise ModelApiFailure(f"the model API sent an error event"
+                                  f"{f' ({code})' if code else ''}: {event.message}")
+
+    def result(self) -> list[Item]:
+        if self.final is None:
+            raise ModelApiFailure("the model API stream ended before response.completed "
+                                  "(connection closed mid-stream)")
+        if not self.final:
+            return [self.items[index] for index in sorted(self.items)]
+        done = {item.get("id"): item for item in self.items.values() if item.get("id")}
+        return [done.get(item.get("id"), item) if item.get("id") else item
+                for item in self.final]
+
+
+def blocking_response(client: Any, body: Mapping[str, Any], settings: ClientSettings) -> list[Item]:
+    """The output items of one non-streamed response."""
+    import openai
+
+    try:
+        response = client.responses.create(**_without_stream(body), timeout=settings.timeout)
+    except openai.APIError as error:
+        raise api_failure(error) from None
+    error = getattr(response, "error", None)
+    if error is not None and getattr(response, "status", None) == "failed":
+        raise ModelApiFailure(f"the model API reported the response failed: "
+                              f"{getattr(error, 'message', error)}")
+    return [plain(item) for item in (getattr(response, "output", None) or [])]
+
+
+__all__ = ["NullObserver", "StreamObserver", "blocking_response", "plain", "stream_response"]
