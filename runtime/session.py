@@ -305,10 +305,27 @@ class Session:
         if self.on_entry is not None:
             self.on_entry(entry)
 
-    def add_user_message(self, text: str) -> Entry:
-        """Append a user message between turns (a host-started turn follows)."""
-        return self._append({"type": "message", "role": "user",
-                             "content": [{"type": "input_text", "text": text}]})
+    def add_user_message(self, text: str | Sequence[Mapping[str, Any]]) -> Entry:
+        """Append a user message between turns (a host-started turn follows): a text, or
+        Responses input content parts."""
+        content = ([{"type": "input_text", "text": text}] if isinstance(text, str)
+                   else [dict(part) for part in text])
+        return self._append({"type": "message", "role": "user", "content": content})
+
+    def append_item(self, item: Mapping[str, Any]) -> Entry:
+        """Append a host-made item between turns (for example the output of a tool call a
+        cancelled turn left unanswered)."""
+        return self._append(dict(item))
+
+    def rewind(self, length: int) -> None:
+        """Drop the entries after the first ``length`` (a host's retry of its last turn);
+        refused with a moderator, whose overlay may refer to them."""
+        if self.manager is not None:
+            raise ModerationError("a moderated session cannot be rewound")
+        if not self.generated_from <= length <= len(self._history):
+            raise ValueError(f"cannot rewind to {length} entries")
+        del self._history[length:]
+        self._written = min(self._written, length)
 
     def steer(self, text: str) -> bool:
         """A transient steering note for the next request only (False: whitespace, ignored)."""
