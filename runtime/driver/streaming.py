@@ -106,7 +106,9 @@ def _stream_once(client: Any, body: Mapping[str, Any], settings: ClientSettings,
             consumer.handle(event)
         return consumer.result()
     except ModelApiFailure as failure:
-        raise _Started(failure) from None
+        if started:
+            raise _Started(failure) from None
+        raise
     except openai.APIError as error:
         failure = api_failure(error)
         if started:

@@ -210,6 +210,8 @@ def _handler_for(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             reply = owner.next_reply(body)
             try:
                 self._answer(reply)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+                self.close_connection = True
             finally:
                 with owner.lock:
                     owner.server_seconds += time.perf_counter() - started
