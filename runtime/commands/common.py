@@ -21,20 +21,21 @@ def error(message: str) -> None:
     sys.stderr.flush()
 
 
-def report_prompt_errors(errors: PromptErrors, output_format: str) -> None:
+def report_prompt_errors(errors: PromptErrors, output_format: str) -> list[Any]:
+    """Text diagnostics on standard error; with ``json``, the diagnostics as JSON objects
+    (for the command's one JSON result) instead."""
+    import json
+
     from chatmd.cli import summary_line
     from common.render import render_all_text, render_json
 
     result = errors.result
     diagnostics = list(result.diagnostics)
     if output_format == "json":
-        errors_count = sum(1 for d in diagnostics if d.is_error)
-        summary = {"errors": errors_count, "warnings": len(diagnostics) - errors_count,
-                   "files": 1}
-        sys.stdout.write(render_json(diagnostics, summary=summary) + "\n")
-    else:
-        sys.stderr.write(render_all_text(diagnostics, result.sources))
-        sys.stderr.write("\n" + summary_line(diagnostics, 1) + "\n")
+        return list(json.loads(render_json(diagnostics))["diagnostics"])
+    sys.stderr.write(render_all_text(diagnostics, result.sources))
+    sys.stderr.write("\n" + summary_line(diagnostics, 1) + "\n")
+    return []
 
 
 def transcript_path(args: argparse.Namespace) -> Path:

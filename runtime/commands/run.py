@@ -39,14 +39,15 @@ from runtime.errors import SnapshotError, SnapshotMismatch
 
 
 def _finish(args: argparse.Namespace, events: EventLog, outcome: RunOutcome,
-            transcript: str) -> int:
+            transcript: str, diagnostics: list[Any] | None = None) -> int:
     events.emit("run_finished", status=outcome.status, exit_code=outcome.exit_code,
                 requests=outcome.requests)
     events.close()
     if args.format == "json":
         sys.stdout.write(json.dumps({"status": outcome.status, "exit_code": outcome.exit_code,
                                      "requests": outcome.requests, "message": outcome.message,
-                                     "answer": outcome.answer, "transcript": transcript},
+                                     "answer": outcome.answer, "transcript": transcript,
+                                     "diagnostics": diagnostics or []},
                                     ensure_ascii=False) + "\n")
     elif outcome.exit_code != 0 and outcome.message:
         error(outcome.message)
@@ -89,11 +90,11 @@ def _run(args: argparse.Namespace, events: EventLog, file_run: FileRun, transcri
     except UsageError as problem:
         return _fail(args, events, "failed", EXIT_USAGE, str(problem), transcript)
     except PromptErrors as errors:
-        report_prompt_errors(errors, args.format)
+        found = report_prompt_errors(errors, args.format)
         events.emit("error", kind="prompt", message=str(errors))
         return _finish(args, events, RunOutcome("failed", EXIT_PROMPT_ERRORS, 0,
                                                 "the prompt has errors: nothing was sent"),
-                       transcript)
+                       transcript, found)
     try:
         file_run.ctx = make_context(args, events, quiet=args.format == "json")
     except MissingApiKey as problem:
@@ -110,10 +111,10 @@ def _run(args: argparse.Namespace, events: EventLog, file_run: FileRun, transcri
 
         if not isinstance(problem, DiagnosticError):
             raise
-        report_prompt_errors(_as_prompt_errors(problem, file_run), args.format)
+        found = report_prompt_errors(_as_prompt_errors(problem, file_run), args.format)
         return _finish(args, events, RunOutcome("failed", EXIT_PROMPT_ERRORS, 0,
                                                 "the prompt could not be prepared: nothing "
-                                                "was sent"), transcript)
+                                                "was sent"), transcript, found)
     try:
         if file_run.nothing_to_send():
             return _fail(args, events, "failed", EXIT_USAGE,
