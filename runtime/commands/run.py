@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                      f"cannot read {args.prompt} or create {args.output}: "
                      f"{failure.strerror or failure}", args.prompt)
     try:
-        return _run(args, events, FileRun(path), str(path))
+        return _run(args, events, FileRun(path, session_file=args.session), str(path))
     except KeyboardInterrupt:
         return _fail(args, events, "interrupted", EXIT_INTERRUPTED, "interrupted", str(path))
 
