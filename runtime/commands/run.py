@@ -82,6 +82,12 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, events, FileRun(path, session_file=args.session), str(path))
     except KeyboardInterrupt:
         return _fail(args, events, "interrupted", EXIT_INTERRUPTED, "interrupted", str(path))
+    except Exception as problem:  # a bug: reported in one line; the transcript is intact
+        events.emit("error", kind="internal", message=f"{type(problem).__name__}: {problem}")
+        return _finish(args, events, RunOutcome("failed", EXIT_PROMPT_ERRORS, 0,
+                                                f"internal error ({type(problem).__name__}: "
+                                                f"{problem}); the transcript holds every "
+                                                "completed item"), str(path))
 
 
 def _run(args: argparse.Namespace, events: EventLog, file_run: FileRun, transcript: str) -> int:

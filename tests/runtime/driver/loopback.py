@@ -35,6 +35,9 @@ class Reply:
     """Close the connection after this many events (no ``response.completed``)."""
     delay: float = 0.0
     """Seconds to wait before answering (a slow model, for cancellation tests)."""
+    pause_after: int | None = None
+    pause: float = 0.0
+    """Seconds to stall after ``pause_after`` events (a model stuck mid-stream)."""
 
 
 _ids = itertools.count(1)
@@ -107,14 +110,16 @@ def _item_events(index: int, item: Event) -> list[Event]:
     return events
 
 
-def stream(*items: Event, drop_after: int | None = None, delay: float = 0.0) -> Reply:
+def stream(*items: Event, drop_after: int | None = None, delay: float = 0.0,
+           pause_after: int | None = None, pause: float = 0.0) -> Reply:
     """A streamed answer producing ``items``."""
     events: list[Event] = [{"type": "response.created", "response": _response("in_progress")}]
     for index, item in enumerate(items):
         events += _item_events(index, item)
     events.append({"type": "response.completed", "response": _response("completed", items)})
     numbered = tuple(dict(event, sequence_number=n) for n, event in enumerate(events))
-    return Reply(events=numbered, drop_after=drop_after, delay=delay)
+    return Reply(events=numbered, drop_after=drop_after, delay=delay, pause_after=pause_after,
+                 pause=pause)
 
 
 def text(answer: str, **options: Any) -> Reply:
@@ -232,7 +237,9 @@ def _handler_for(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("connection", "close")
             self.end_headers()
             events = reply.events if reply.drop_after is None else reply.events[:reply.drop_after]
-            for chunk in _sse(events):
+            for number, chunk in enumerate(_sse(events)):
+                if number == reply.pause_after:
+                    time.sleep(reply.pause)
                 self.wfile.write(chunk)
                 self.wfile.flush()
             if reply.drop_after is not None:

@@ -1,0 +1,50 @@
+"""Interrupting ``chatmdc run`` (a real process, SIGINT): exit 130, completed items kept."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.runtime.driver import loopback as lb
+from tests.runtime.driver.support import CHATMDC, events, parses, write
+from tests.support import REPO_ROOT
+
+PROMPT = '<config model="m"/>\n<user>Tell me two things</user>\n'
+
+
+def wait_for(predicate, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_sigint_mid_stream_exits_130_keeping_completed_items(tmp_path: Path) -> None:
+    prompt = write(tmp_path / "p.chatmd", PROMPT)
+    reply = lb.stream(lb.message_item("the first thing"), lb.message_item("the second"),
+                      pause_after=7, pause=30.0)
+    env = dict(os.environ, OPENAI_API_KEY="k", PYTHONPATH=str(REPO_ROOT))
+    with lb.LoopbackServer([reply]) as server:
+        process = subprocess.Popen(
+            [*CHATMDC, "run", str(prompt), "--base-url", server.base_url, "--events",
+             "ev.jsonl"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: "the first thing" in prompt.read_text())
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    text = prompt.read_text()
+    assert "RAW|the first thing|RAW" in text and "the second" not in text
+    assert not text.endswith("<user>\n\n</user>\n")
+    parses(prompt)
+    assert events(tmp_path / "ev.jsonl")[-1]["status"] == "interrupted"
