@@ -16,6 +16,7 @@ of the run.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +90,9 @@ def build_runners(prompt: Prompt, ctx: DriverContext) -> ToolRunners:
             mcp_tools.append(tool)
     if mcp_tools:
         _open_mcp(mcp_tools, prompt, ctx, result)
-    result.runners = {name: instrument(name, runner, ctx)
+    builtins = {model_name(tool) for tool in prompt.tools
+                if isinstance(tool, BuiltinTool | ReadFileTool)}
+    result.runners = {name: instrument(name, runner, ctx, coded_failures=name in builtins)
                       for name, runner in result.runners.items()}
     result.host_tools = [attrs.evolve(host, runner=instrument(host.name, host.runner, ctx))
                          for host in result.host_tools]
@@ -122,8 +125,16 @@ def _open_mcp(tools: list[McpTool], prompt: Prompt, ctx: DriverContext,
                                                              "properties": {}})))
 
 
-def instrument(name: str, runner: Runner, ctx: DriverContext) -> Runner:
-    """``runner`` with events, an activity line, and failures turned into tool outputs."""
+_FAILURE_CODE = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*: ")
+
+
+def instrument(name: str, runner: Runner, ctx: DriverContext, *,
+               coded_failures: bool = False) -> Runner:
+    """``runner`` with events, an activity line, and failures turned into tool outputs.
+
+    With ``coded_failures`` (the built-ins), an output starting with a failure code
+    (``read_file.outside_roots: ...``) is reported as an error too.
+    """
 
     def run(payload: str) -> ToolOutput:
         ctx.events.emit("tool_started", name=name, arguments=preview(payload, 200))
@@ -141,6 +152,8 @@ def instrument(name: str, runner: Runner, ctx: DriverContext) -> Runner:
         elif not isinstance(output, str | list):
             error = f"the tool returned {type(output).__name__}, not text"
             output = f"error: {error}"
+        elif coded_failures and isinstance(output, str) and _FAILURE_CODE.match(output):
+            error = output.splitlines()[0]
         seconds = time.perf_counter() - started
         ctx.events.emit("tool_finished", name=name, ok=error is None,
                         duration_ms=round(seconds * 1000, 3), error=error)
