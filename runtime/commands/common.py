@@ -9,11 +9,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from chatmd.frontend import CheckResult
+from common.sources import SourceRegistry
 from runtime.driver.client import ClientSettings, MissingApiKey, make_client
 from runtime.driver.context import DriverContext
 from runtime.driver.display import Display, QuietDisplay
 from runtime.driver.events import EventLog
-from runtime.driver.loop import EXIT_USAGE, PromptErrors
+from runtime.driver.loop import (
+    EXIT_PROMPT_ERRORS,
+    EXIT_USAGE,
+    FileRun,
+    PromptErrors,
+    RunOutcome,
+    UsageError,
+)
+from runtime.driver.toolset import ToolSetupError
+from runtime.errors import SnapshotError, SnapshotMismatch
 
 
 def error(message: str) -> None:
@@ -69,11 +82,60 @@ def make_context(args: argparse.Namespace, events: EventLog, *, quiet: bool) -> 
                          approvals=args.approvals, stream=not args.no_stream)
 
 
+@attrs.frozen
+class Refused:
+    """Why a run did not start (nothing was sent), and the diagnostics to report."""
+
+    outcome: RunOutcome
+    diagnostics: list[Any] = attrs.field(factory=list)
+
+
+def _refused(events: EventLog, code: int, message: str,
+             diagnostics: list[Any] | None = None) -> Refused:
+    kind = "prompt" if code == EXIT_PROMPT_ERRORS else "usage"
+    events.emit("error", kind=kind, message=message)
+    return Refused(RunOutcome("failed", code, 0, message), diagnostics or [])
+
+
+def prepare(args: argparse.Namespace, events: EventLog, file_run: FileRun, *,
+            quiet: bool) -> Refused | None:
+    """Check the transcript, make the client, open the session; None when ready."""
+    from common.diagnostics import DiagnosticError
+
+    try:
+        file_run.check()
+    except UsageError as problem:
+        return _refused(events, EXIT_USAGE, str(problem))
+    except PromptErrors as errors:
+        found = report_prompt_errors(errors, args.format)
+        return _refused(events, EXIT_PROMPT_ERRORS, "the prompt has errors: nothing was sent",
+                        found)
+    try:
+        file_run.ctx = make_context(args, events, quiet=quiet)
+    except MissingApiKey as problem:
+        return _refused(events, EXIT_USAGE, str(problem))
+    events.emit("run_started", prompt=args.prompt, transcript=str(file_run.path),
+                model=args.model)
+    try:
+        file_run.open()
+    except (UsageError, SnapshotMismatch, SnapshotError) as problem:
+        return _refused(events, EXIT_USAGE, str(problem))
+    except ToolSetupError as problem:
+        return _refused(events, EXIT_PROMPT_ERRORS, str(problem))
+    except DiagnosticError as problem:  # an inline agent, the moderator script
+        sources = file_run.checked.sources if file_run.checked is not None else None
+        result = CheckResult(None, tuple(problem.diagnostics), sources or SourceRegistry())
+        found = report_prompt_errors(PromptErrors(result), args.format)
+        return _refused(events, EXIT_PROMPT_ERRORS,
+                        "the prompt could not be prepared: nothing was sent", found)
+    return None
+
+
 def check_workspace(args: argparse.Namespace) -> str | None:
     if args.workspace and not Path(args.workspace).is_dir():
         return f"the workspace {args.workspace} is not a folder"
     return None
 
 
-__all__ = ["EXIT_USAGE", "MissingApiKey", "check_workspace", "error", "make_context",
-           "report_prompt_errors", "transcript_path"]
+__all__ = ["EXIT_USAGE", "MissingApiKey", "Refused", "check_workspace", "error",
+           "make_context", "prepare", "report_prompt_errors", "transcript_path"]

@@ -16,26 +16,15 @@ import json
 import sys
 from typing import Any
 
-from runtime.commands.common import (
-    check_workspace,
-    error,
-    make_context,
-    report_prompt_errors,
-    transcript_path,
-)
-from runtime.driver.client import MissingApiKey
+from runtime.commands.common import check_workspace, error, prepare, transcript_path
 from runtime.driver.events import EventLog
 from runtime.driver.loop import (
     EXIT_INTERRUPTED,
     EXIT_PROMPT_ERRORS,
     EXIT_USAGE,
     FileRun,
-    PromptErrors,
     RunOutcome,
-    UsageError,
 )
-from runtime.driver.toolset import ToolSetupError
-from runtime.errors import SnapshotError, SnapshotMismatch
 
 
 def _finish(args: argparse.Namespace, events: EventLog, outcome: RunOutcome,
@@ -91,36 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, events: EventLog, file_run: FileRun, transcript: str) -> int:
-    try:
-        file_run.check()
-    except UsageError as problem:
-        return _fail(args, events, "failed", EXIT_USAGE, str(problem), transcript)
-    except PromptErrors as errors:
-        found = report_prompt_errors(errors, args.format)
-        events.emit("error", kind="prompt", message=str(errors))
-        return _finish(args, events, RunOutcome("failed", EXIT_PROMPT_ERRORS, 0,
-                                                "the prompt has errors: nothing was sent"),
-                       transcript, found)
-    try:
-        file_run.ctx = make_context(args, events, quiet=args.format == "json")
-    except MissingApiKey as problem:
-        return _fail(args, events, "failed", EXIT_USAGE, str(problem), transcript)
-    events.emit("run_started", prompt=args.prompt, transcript=transcript, model=args.model)
-    try:
-        file_run.open()
-    except (UsageError, SnapshotMismatch, SnapshotError) as problem:
-        return _fail(args, events, "failed", EXIT_USAGE, str(problem), transcript)
-    except ToolSetupError as problem:
-        return _fail(args, events, "failed", EXIT_PROMPT_ERRORS, str(problem), transcript)
-    except Exception as problem:  # DiagnosticError: an inline agent, the moderator script
-        from common.diagnostics import DiagnosticError
-
-        if not isinstance(problem, DiagnosticError):
-            raise
-        found = report_prompt_errors(_as_prompt_errors(problem, file_run), args.format)
-        return _finish(args, events, RunOutcome("failed", EXIT_PROMPT_ERRORS, 0,
-                                                "the prompt could not be prepared: nothing "
-                                                "was sent"), transcript, found)
+    refused = prepare(args, events, file_run, quiet=args.format == "json")
+    if refused is not None:
+        return _finish(args, events, refused.outcome, transcript, refused.diagnostics)
     try:
         if file_run.nothing_to_send():
             return _fail(args, events, "failed", EXIT_USAGE,
@@ -130,14 +92,6 @@ def _run(args: argparse.Namespace, events: EventLog, file_run: FileRun, transcri
     finally:
         file_run.close()
     return _finish(args, events, outcome, transcript)
-
-
-def _as_prompt_errors(problem: Any, file_run: FileRun) -> PromptErrors:
-    from chatmd.frontend import CheckResult
-    from common.sources import SourceRegistry
-
-    sources = file_run.checked.sources if file_run.checked is not None else SourceRegistry()
-    return PromptErrors(CheckResult(None, tuple(problem.diagnostics), sources))
 
 
 __all__ = ["run"]
