@@ -80,6 +80,8 @@ class TranscriptStream:
         self.display = display
         self.appender = appender
         self.call_seen = False
+        self.written: list[dict[str, Any]] = []
+        """Items written on completion that the session has not appended yet."""
 
     def text_delta(self, text: str) -> None:
         self.display.text_delta(text)
@@ -94,8 +96,8 @@ class TranscriptStream:
     def item_done(self, item: dict[str, Any]) -> None:
         if item.get("type") in ("message", "reasoning"):
             self.display.end_block()
-            if not self.call_seen:
-                self.appender.append(item)
+            if not self.call_seen and self.appender.append(item):
+                self.written.append(item)
         elif item.get("type") in CALL_KINDS:
             self.call_seen = True
 
@@ -126,6 +128,7 @@ class FileRun:
         self.had_placeholder = False
         self.checked: CheckResult | None = None
         self.requests = 0
+        self.stream: TranscriptStream | None = None
         self.answer = ""
 
     # ------------------------------------------------------------------ opening
@@ -208,6 +211,9 @@ class FileRun:
     def _on_entry(self, entry: Entry) -> None:
         assert self.appender is not None
         self.appender.append(entry.item)
+        if self.stream is not None and self.stream.written:
+            self.stream.written = [item for item in self.stream.written
+                                   if item.get("id") != entry.item.get("id")]
         text = _assistant_text(entry.item)
         if text is not None:
             self.answer = text
@@ -224,7 +230,7 @@ class FileRun:
     def model(self) -> Model:
         """The session's model: streamed (or blocking), counting this run's requests."""
         assert self.appender is not None
-        observer = TranscriptStream(self.ctx.display, self.appender)
+        observer = self.stream = TranscriptStream(self.ctx.display, self.appender)
         inner = (streaming_model(self.ctx, observer) if self.ctx.stream
                  else blocking_model(self.ctx))
 
@@ -286,9 +292,15 @@ class FileRun:
         return RunOutcome(status, code, sent, message, self.answer)
 
     def _cancel_dangling_calls(self) -> None:
-        """Give every call without an output a ``cancelled`` output (history and file)."""
+        """After a failed or interrupted turn: adopt the items the stream completed (already
+        in the file) into the history, and give every call without an output a
+        ``cancelled`` output (history and file)."""
         if self.opened is None:
             return
+        if self.stream is not None:
+            pending, self.stream.written = self.stream.written, []
+            for item in pending:
+                self.session.append_item(item)
         answered = {str(e.item.get("call_id")) for e in self.session.history
                     if e.item.get("type") in OUTPUT_KINDS}
         for entry in self.session.history:
