@@ -18,7 +18,6 @@ import sys
 from typing import Any
 
 from runtime.commands.common import check_workspace, error, prepare, transcript_path
-from runtime.driver.append import append_bytes
 from runtime.driver.events import EventLog
 from runtime.driver.loop import EXIT_OK, EXIT_USAGE, FileRun, RunOutcome
 from runtime.items import input_message
@@ -78,7 +77,7 @@ class ChatLoop:
         assert file_run.appender is not None
         file_run.appender.user_message(input_message("user", text))
         file_run.session.add_user_message(text)
-        self.retry_point = (len(file_run.session.history), file_run.path.stat().st_size)
+        self.retry_point = (len(file_run.session.history), file_run.appender.size())
 
     def steer(self, note: str) -> None:
         if self.file_run.session.steer(note):
@@ -96,7 +95,8 @@ class ChatLoop:
         except Exception as problem:  # a moderated session cannot be rewound
             self.say(f"(cannot retry: {problem})")
             return
-        append_bytes(self.file_run.path, b"", replace_from=size)
+        assert self.file_run.appender is not None
+        self.file_run.appender.truncate(size)
         self.turn()
 
     def turn(self) -> int | None:

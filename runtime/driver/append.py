@@ -38,7 +38,15 @@ def journal_path(target: str | os.PathLike[str]) -> Path:
 
 
 def recover(target: str | os.PathLike[str]) -> bool:
-    """Finish (or discard) an interrupted append to ``target``; True when one was replayed."""
+    """Finish (or discard) an interrupted append to ``target`` -- its journal, then its
+    write-ahead log (:mod:`runtime.driver.append_log`); True when anything was replayed."""
+    from runtime.driver.append_log import recover_log
+
+    replayed = _recover_journal(target)
+    return recover_log(target) > 0 or replayed
+
+
+def _recover_journal(target: str | os.PathLike[str]) -> bool:
     journal = journal_path(target)
     try:
         data = journal.read_bytes()
@@ -54,7 +62,7 @@ def recover(target: str | os.PathLike[str]) -> bool:
     if len(payload) != length:
         journal.unlink()
         return False
-    _write_at(Path(target), offset, payload)
+    write_at(Path(target), offset, payload)
     journal.unlink()
     return True
 
@@ -71,10 +79,10 @@ def append_bytes(target: str | os.PathLike[str], data: bytes, *,
     offset = size if replace_from is None else min(replace_from, size)
     header = json.dumps({"offset": offset, "length": len(data)}).encode() + b"\n"
     journal = journal_path(path)
-    with _no_interrupt():
+    with no_interrupt():
         atomic_write_bytes(journal, header + data)
         try:
-            _write_at(path, offset, data)
+            write_at(path, offset, data)
         except OSError:
             with contextlib.suppress(OSError):  # disk full...: no partial element stays behind
                 os.truncate(path, offset)
@@ -86,7 +94,7 @@ def append_bytes(target: str | os.PathLike[str], data: bytes, *,
 
 
 @contextlib.contextmanager
-def _no_interrupt() -> Iterator[None]:
+def no_interrupt() -> Iterator[None]:
     """SIGINT/SIGTERM held back during one append (delivered right after it)."""
     held = {signal.SIGINT, signal.SIGTERM}
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
@@ -96,7 +104,7 @@ def _no_interrupt() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _write_at(path: Path, offset: int, data: bytes) -> None:
+def write_at(path: Path, offset: int, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666)
     try:
         if os.fstat(fd).st_size != offset:
@@ -124,4 +132,4 @@ def tail(target: str | os.PathLike[str], count: int) -> bytes:
         return b""
 
 
-__all__ = ["append_bytes", "journal_path", "recover", "tail"]
+__all__ = ["append_bytes", "journal_path", "no_interrupt", "recover", "tail", "write_at"]

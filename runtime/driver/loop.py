@@ -252,12 +252,12 @@ class FileRun:
     def run(self, max_turns: int | None) -> RunOutcome:
         """Turns until a stop (see the module docstring); never raises for model failures."""
         session = self.session
-        result: RunResult | None = None
         requests_before = self.requests
         try:
             if session.ended:
                 return self._outcome("ended", EXIT_OK, requests_before)
             result = session.run(self.model(), max_requests=max_turns)
+            return self._settle(result, max_turns, requests_before)
         except ModelApiFailure as failure:
             self._cancel_dangling_calls()
             self.ctx.events.emit("error", kind="model_api", message=str(failure),
@@ -274,17 +274,23 @@ class FileRun:
                                  "interrupted")
         finally:
             self.ctx.display.end_block()
+            if self.appender is not None:
+                self.appender.checkpoint()  # the turn's appends become durable
+
+    def _settle(self, result: RunResult, max_turns: int | None, before: int) -> RunOutcome:
+        """The outcome of a run that raised nothing; the placeholder after a normal finish."""
         assert self.appender is not None
+        session = self.session
         if session.ended:
-            return self._outcome("ended", EXIT_OK, requests_before,
+            return self._outcome("ended", EXIT_OK, before,
                                  f"the moderator ended the session: {session.ended_reason}")
         last = result.turns[-1].decision if result.turns else None
         if last is not None and last.continue_ is not Continue.STOP:
-            return self._outcome("turn_limit", EXIT_TURN_LIMIT, requests_before,
+            return self._outcome("turn_limit", EXIT_TURN_LIMIT, before,
                                  f"stopped after {max_turns} model request(s) (--max-turns); "
                                  "run again to continue")
         self.appender.placeholder()
-        return self._outcome("finished", EXIT_OK, requests_before)
+        return self._outcome("finished", EXIT_OK, before)
 
     def _outcome(self, status: str, code: int, before: int,
                  message: str | None = None) -> RunOutcome:
@@ -322,6 +328,8 @@ class FileRun:
         finally:
             self.opened.close()
             self.opened = None
+            if self.appender is not None:
+                self.appender.close()
 
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_MODEL_API", "EXIT_OK", "EXIT_PROMPT_ERRORS",

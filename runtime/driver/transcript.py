@@ -4,7 +4,9 @@ A :class:`TranscriptAppender` renders one item at a time with the shared
 :class:`chatmd.writer.TranscriptWriter` (so the layouts are exactly the writer's:
 ``show_tool_call`` inline RAW, otherwise ``.chatmd/<seq>.tool-call.<id>.json`` payload
 files referenced by ``<doc src local/>``), writes the payload files first (atomically), then
-appends the element with :func:`runtime.driver.append.append_bytes`. Messages and
+appends the element through the transcript's write-ahead log
+(:class:`runtime.driver.append_log.AppendLog`; :meth:`TranscriptAppender.checkpoint` at the
+end of each turn makes the appends durable). Messages and
 reasoning are deduplicated by item id (the stream writes them when they complete, the
 session appends them again afterwards). User messages are skipped unless written with
 :meth:`TranscriptAppender.user_message`, which replaces a trailing empty placeholder.
@@ -25,7 +27,8 @@ from chatmd.writer import (
     payload_src_for,
     write_payloads,
 )
-from runtime.driver.append import append_bytes, recover, tail
+from runtime.driver.append import recover, tail
+from runtime.driver.append_log import AppendLog
 
 _PLACEHOLDER_TAILS = (USER_PLACEHOLDER + "\n", USER_PLACEHOLDER)
 
@@ -38,6 +41,7 @@ class TranscriptAppender:
                  on_written: Callable[[Mapping[str, Any]], None] | None = None) -> None:
         self.path = Path(path)
         recover(self.path)
+        self.log = AppendLog(self.path)
         self.payload_dir = Path(payload_dir) if payload_dir is not None else \
             self.path.parent / PAYLOAD_FOLDER
         self.writer = TranscriptWriter(
@@ -62,7 +66,7 @@ class TranscriptAppender:
             return False
         rendered = self.writer.render([item])
         write_payloads(self.payload_dir, rendered.payloads)
-        append_bytes(self.path, self._separator() + rendered.text.encode("utf-8"))
+        self.log.append(self._separator() + rendered.text.encode("utf-8"))
         if dedupe:
             self.written_ids.add(str(item_id))
         self.items_written += 1
@@ -74,16 +78,30 @@ class TranscriptAppender:
         """Write a user message typed by the host's user, replacing a trailing placeholder."""
         text = self.writer.render([item]).text.encode("utf-8")
         end = tail(self.path, len(USER_PLACEHOLDER) + 2).decode("utf-8", "replace")
-        size = self.path.stat().st_size if self.path.exists() else 0
+        size = self.log.size()
         for suffix in _PLACEHOLDER_TAILS:
             if end.endswith(suffix):
-                append_bytes(self.path, text, replace_from=size - len(suffix.encode()))
+                self.log.append(text, replace_from=size - len(suffix.encode()))
                 return
-        append_bytes(self.path, self._separator() + text)
+        self.log.append(self._separator() + text)
+
+    def truncate(self, size: int) -> None:
+        """Drop everything after the first ``size`` bytes (a host's retry)."""
+        self.log.append(b"", replace_from=size)
+
+    def size(self) -> int:
+        return self.log.size()
+
+    def checkpoint(self) -> None:
+        """Make the appends so far durable (end of a turn)."""
+        self.log.checkpoint()
+
+    def close(self) -> None:
+        self.log.close()
 
     def placeholder(self) -> None:
         """The empty ``<user>`` block left for the next human input (after a normal finish)."""
-        append_bytes(self.path, self._separator() + (USER_PLACEHOLDER + "\n").encode("utf-8"))
+        self.log.append(self._separator() + (USER_PLACEHOLDER + "\n").encode("utf-8"))
 
 
 __all__ = ["TranscriptAppender"]

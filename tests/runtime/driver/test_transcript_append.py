@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from runtime.driver.append import append_bytes, journal_path, recover
 from runtime.driver.transcript import TranscriptAppender
 from tests.runtime.driver.support import parses, write
@@ -120,3 +122,70 @@ def test_a_file_without_final_newline_gets_one_before_the_element(tmp_path: Path
     TranscriptAppender(target, show_tool_call=False).append(_items()[2])
     assert "</user>\n<assistant" in target.read_text()
     parses(target)
+
+
+def abandon(log: object) -> None:
+    """Drop a log's handles without a checkpoint, as a crash would."""
+    import os
+
+    os.close(log._log_fd)  # type: ignore[attr-defined]
+    os.close(log._target_fd)  # type: ignore[attr-defined]
+    log._log_fd = log._target_fd = -1  # type: ignore[attr-defined]
+
+
+def test_durable_log_replays_appends_lost_after_the_last_checkpoint(tmp_path: Path) -> None:
+    """Durable mode: a power loss that kept the log but not the target's last writes is
+    repaired on the next open; records of a retired epoch are not replayed."""
+    from runtime.driver.append_log import AppendLog, log_path
+
+    target = write(tmp_path / "t.chatmd", HEAD)
+    log = AppendLog(target, durable=True)
+    log.append(b"<assistant>\nRAW|one|RAW</assistant>\n")
+    log.checkpoint()
+    log.append(b"<assistant>\nRAW|two|RAW</assistant>\n")
+    log.append(b"<user>\n\n</user>\n")
+    saved_log = log_path(target).read_bytes()
+    full = target.read_bytes()
+    # simulate the crash: the target lost its last two writes, the log survived
+    lost = full[: len(HEAD) + len(b"<assistant>\nRAW|one|RAW</assistant>\n")]
+    abandon(log)
+    target.write_bytes(lost)
+    log_path(target).write_bytes(saved_log)
+    assert recover(target)
+    assert target.read_bytes() == full and not log_path(target).exists()
+    parses(target)
+
+
+def test_durable_log_with_a_corrupt_record_stops_there(tmp_path: Path) -> None:
+    from runtime.driver.append_log import AppendLog, log_path
+
+    target = write(tmp_path / "t.chatmd", HEAD)
+    log = AppendLog(target, durable=True)
+    log.append(b"<assistant>\nRAW|one|RAW</assistant>\n")
+    log.append(b"<assistant>\nRAW|two|RAW</assistant>\n")
+    data = bytearray(log_path(target).read_bytes())
+    data[data.index(b"two")] = ord("X")  # the second record's hash no longer matches
+    abandon(log)
+    target.write_bytes(HEAD.encode())
+    log_path(target).write_bytes(bytes(data))
+    assert recover(target)
+    assert target.read_text() == HEAD + "<assistant>\nRAW|one|RAW</assistant>\n"
+
+
+def test_default_mode_writes_no_log_and_closes_cleanly(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from runtime.driver.append_log import DURABLE_VARIABLE, AppendLog, log_path
+
+    monkeypatch.delenv(DURABLE_VARIABLE, raising=False)
+    target = write(tmp_path / "t.chatmd", HEAD)
+    log = AppendLog(target)
+    log.append(b"x")
+    assert not log_path(target).exists()
+    log.close()
+    assert target.read_text() == HEAD + "x"
+    monkeypatch.setenv(DURABLE_VARIABLE, "1")
+    log = AppendLog(target)
+    log.append(b"y")
+    assert log_path(target).exists()
+    log.close()
+    assert not log_path(target).exists() and target.read_text() == HEAD + "xy"
