@@ -126,10 +126,11 @@ def _prompt_reader() -> Any:
 def run(args: argparse.Namespace) -> int:
     try:
         events = EventLog(args.events)
-    except OSError as problem:
-        error(f"cannot write the events file {args.events}: {problem.strerror or problem}")
+    except OSError as unwritable:
+        error(f"cannot write the events file {args.events}: "
+              f"{unwritable.strerror or unwritable}")
         return EXIT_USAGE
-    problem = check_workspace(args)
+    problem: str | None = check_workspace(args)
     if problem is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
         problem = "chatmdc chat needs a terminal (use chatmdc run for scripts)"
     if problem is not None:

@@ -55,10 +55,11 @@ def _fail(args: argparse.Namespace, events: EventLog, status: str, code: int, me
 def run(args: argparse.Namespace) -> int:
     try:
         events = EventLog(args.events)
-    except OSError as problem:
-        error(f"cannot write the events file {args.events}: {problem.strerror or problem}")
+    except OSError as unwritable:
+        error(f"cannot write the events file {args.events}: "
+              f"{unwritable.strerror or unwritable}")
         return EXIT_USAGE
-    problem = check_workspace(args)
+    problem: str | None = check_workspace(args)
     if problem is not None:
         return _fail(args, events, "failed", EXIT_USAGE, problem, args.prompt)
     try:

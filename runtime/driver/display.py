@@ -8,9 +8,10 @@ line per call on standard error: ``tool NAME ARGS-PREVIEW (DURATION) ok|error: .
 
 from __future__ import annotations
 
+import io
 import sys
 import threading
-from typing import Any, TextIO
+from typing import TextIO
 
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
@@ -77,10 +78,13 @@ class QuietDisplay(Display):
     """Shows nothing."""
 
     def __init__(self) -> None:
-        super().__init__(out=_Null(), err=_Null())
+        super().__init__(out=io.StringIO(), err=io.StringIO())
+        self.out = self.err = _Null()
 
 
-class _Null:
+class _Null(io.StringIO):
+    """Swallows everything."""
+
     def write(self, text: str) -> int:
         return len(text)
 
@@ -89,9 +93,6 @@ class _Null:
 
     def isatty(self) -> bool:
         return False
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(name)
 
 
 __all__ = ["Display", "QuietDisplay", "preview"]

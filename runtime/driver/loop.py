@@ -237,7 +237,7 @@ class FileRun:
         def model(request: Any) -> list[dict[str, Any]]:
             observer.call_seen = False
             self.requests += 1
-            return inner(request)
+            return [dict(item) for item in inner(request)]
 
         return model
 
@@ -305,8 +305,8 @@ class FileRun:
             return
         if self.stream is not None:
             pending, self.stream.written = self.stream.written, []
-            for item in pending:
-                self.session.append_item(item)
+            for written in pending:
+                self.session.append_item(written)
         answered = {str(e.item.get("call_id")) for e in self.session.history
                     if e.item.get("type") in OUTPUT_KINDS}
         for entry in self.session.history:

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from chatmd.ir import Message, Prompt
+from chatmd.ir import Message, Prompt, TextItem
 from chatmd.request_context import ConversionContext, HttpFetcher, NoNetworkFetcher
 from runtime.driver.context import DriverContext
 from runtime.driver.streaming import StreamObserver, blocking_response, stream_response
@@ -72,14 +72,13 @@ def is_blank_user_message(item: Any) -> bool:
         return True
     if isinstance(content, str):
         return not content.strip()
-    return all(getattr(part, "text", None) is not None and not part.text.strip()
-               for part in content)
+    return all(isinstance(part, TextItem) and not part.text.strip() for part in content)
 
 
 def without_placeholder(prompt: Prompt) -> tuple[Prompt, bool]:
     """``prompt`` without a trailing empty ``<user>`` placeholder; True when one was dropped."""
     if prompt.items and is_blank_user_message(prompt.items[-1]):
-        return attrs.evolve(prompt, items=prompt.items[:-1]), True
+        return attrs.evolve(prompt, items=prompt.items[:-1]), True  # type: ignore[misc]
     return prompt, False
 
 

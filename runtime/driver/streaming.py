@@ -113,22 +113,22 @@ def _stream_once(client: Any, body: Mapping[str, Any], settings: ClientSettings,
             started = True
             consumer.handle(event)
         return consumer.result()
-    except ModelApiFailure as failure:
+    except ModelApiFailure as problem:
         if started:
-            raise _Started(failure) from None
+            raise _Started(problem) from None
         raise
     except openai.APIError as error:
-        failure = api_failure(error)
-        if started:
-            raise _Started(failure) from None
-        raise failure from None
+        raise _after(api_failure(error), started) from None
     except (json.JSONDecodeError, ValueError, TypeError, AttributeError) as error:
-        failure = ModelApiFailure(f"the model API sent a malformed stream event: {error}")
-        if started:
-            raise _Started(failure) from None
-        raise failure from None
+        raise _after(ModelApiFailure(f"the model API sent a malformed stream event: {error}"),
+                     started) from None
     finally:
         stream.close()
+
+
+def _after(failure: ModelApiFailure, started: bool) -> Exception:
+    """``failure``, wrapped so it is not retried once an event was received."""
+    return _Started(failure) if started else failure
 
 
 class _Consumer:
@@ -183,10 +183,10 @@ def blocking_response(client: Any, body: Mapping[str, Any], settings: ClientSett
         response = client.responses.create(**_call_arguments(body), timeout=settings.timeout)
     except openai.APIError as error:
         raise api_failure(error) from None
-    error = getattr(response, "error", None)
-    if error is not None and getattr(response, "status", None) == "failed":
+    reported = getattr(response, "error", None)
+    if reported is not None and getattr(response, "status", None) == "failed":
         raise ModelApiFailure(f"the model API reported the response failed: "
-                              f"{getattr(error, 'message', error)}")
+                              f"{getattr(reported, 'message', reported)}")
     return [plain(item) for item in (getattr(response, "output", None) or [])]
 
 
