@@ -133,7 +133,8 @@ class _Planner:
         mode = stat.S_IMODE(os.stat(real).st_mode)
         new = apply_hunks(text, operation.hunks, operation.path).encode("utf-8")
         old = text.encode("utf-8")
-        if operation.move_to is None:
+        if operation.move_to is None or \
+                confine_to_workspace(operation.move_to, self.workspace, TOOL) == real:
             return [Change(real, operation.path, new, old, mode)]
         destination = self.new_file(operation.move_to)
         return [Change(destination, operation.move_to, new, None, mode),

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runtime.builtin_tools import ToolEnv
 from runtime.builtin_tools.apply_patch import Change, commit
@@ -190,3 +192,24 @@ def test_a_failed_write_restores_every_file(tmp_path: Path) -> None:
     assert gone.read_text() == "still here\n"
     assert not (tmp_path / "fresh").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked", "gone.txt", "kept.txt"]
+
+
+def test_a_move_to_the_same_file_is_an_update(env: ToolEnv, run: Runner) -> None:
+    output = run("*** Begin Patch\n*** Update File: old.txt\n*** Move to: ./old.txt\n@@\n"
+                 "-obsolete\n+current\n*** End Patch")
+    assert str(output).startswith("Success.")
+    assert (env.workspace / "old.txt").read_text() == "current\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["*** Begin Patch", "*** End Patch", "*** Add File: a",
+                                 "*** Update File: a", "*** Delete File: a", "*** Move to: b",
+                                 "*** End of File", "@@", "@@ x", " x", "-x", "+x", "", "junk",
+                                 "\r"]), max_size=12))
+def test_any_patch_text_parses_or_fails_with_a_code(lines: list[str]) -> None:
+    try:
+        operations = parse_patch("\n".join(lines))
+    except ToolFailure as failure:
+        assert failure.code == "apply_patch.invalid_patch"
+    else:
+        assert operations

@@ -131,3 +131,13 @@ def test_the_description_sent_lists_the_roots_the_runner_uses(env: ToolEnv) -> N
     assert prompt_tools(ROOTS, env.prompt_dir)[0] == prompt.tools[0]
     run = runner_for(ROOTS, env)
     assert json.dumps(call(run, root="docs", file="guide.md")) == json.dumps("# Guide\n")
+
+
+def test_a_last_line_without_line_break_counts_as_a_line(env: ToolEnv) -> None:
+    (env.workspace / "src" / "short.txt").write_text("a\nb")
+    run = runner_for(ROOTS, env)
+    assert call(run, root="src", file="short.txt", offset=1) == "b"
+    assert call(run, root="src", file="short.txt", offset=2) == ""
+    past = call(run, root="src", file="short.txt", offset=3)
+    assert code_of(past) == "read_file.offset_past_end" and "has 2 lines" in str(past)
+    assert call(run, root="src", file="short.txt", line_count=1) == "a\n"
