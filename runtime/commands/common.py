@@ -25,7 +25,6 @@ from runtime.driver.loop import (
     RunOutcome,
     UsageError,
 )
-from runtime.driver.toolset import ToolSetupError
 from runtime.errors import SnapshotError, SnapshotMismatch
 
 
@@ -120,9 +119,7 @@ def prepare(args: argparse.Namespace, events: EventLog, file_run: FileRun, *,
         file_run.open()
     except (UsageError, SnapshotMismatch, SnapshotError) as problem:
         return _refused(events, EXIT_USAGE, str(problem))
-    except ToolSetupError as problem:
-        return _refused(events, EXIT_PROMPT_ERRORS, str(problem))
-    except DiagnosticError as problem:  # an inline agent, the moderator script
+    except DiagnosticError as problem:  # an inline agent, the moderator, an MCP server
         sources = file_run.checked.sources if file_run.checked is not None else None
         result = CheckResult(None, tuple(problem.diagnostics), sources or SourceRegistry())
         found = report_prompt_errors(PromptErrors(result), args.format)

@@ -166,7 +166,7 @@ class FileRun:
 
     def open(self) -> None:
         """Open the session (after :meth:`check`); raises UsageError, DiagnosticError
-        (an inline agent or the moderator failed), ToolSetupError, SnapshotMismatch."""
+        (an inline agent, the moderator or an MCP server failed), SnapshotMismatch."""
         if self.prompt is None:
             self.check()
         prompt = self.prompt
@@ -198,7 +198,9 @@ class FileRun:
         from chatmd.request import to_items
         from runtime.driver.setup import conversion_context
 
-        items = to_items(prompt, conversion_context(prompt, self.ctx, record.session_id))
+        assert self.opened is not None
+        items = to_items(prompt, conversion_context(prompt, self.ctx, record.session_id,
+                                                    self.opened.tools))
         known = len(record.entries)
         if len(items) < known:
             raise UsageError(f"the transcript {self.path} holds {len(items)} items but the "

@@ -36,14 +36,17 @@ class OpenedSession:
             self.tools.close()
 
 
-def conversion_context(prompt: Prompt, ctx: DriverContext,
-                       session_id: str | None) -> ConversionContext:
+def conversion_context(prompt: Prompt, ctx: DriverContext, session_id: str | None,
+                       tools: ToolRunners | None = None) -> ConversionContext:
     from runtime.driver.agents import InlineAgents
 
-    return ConversionContext(
+    context = ConversionContext(
         prompt_dir=prompt.prompt_dir or ".", cwd=ctx.workspace,
         fetcher=HttpFetcher() if ctx.allow_network else NoNetworkFetcher(),
         agent_runner=InlineAgents(ctx), agent_cache=ctx.agent_cache, session_id=session_id)
+    if tools is not None and tools.mcp_catalogue is not None:
+        context.mcp_catalogue = tools.mcp_catalogue
+    return context
 
 
 def open_session(prompt: Prompt, ctx: DriverContext, *, session_id: str | None = None,
@@ -53,7 +56,7 @@ def open_session(prompt: Prompt, ctx: DriverContext, *, session_id: str | None =
     try:
         session = Session.open(prompt, runners=tools.runners, host_tools=tools.host_tools,
                                session_id=session_id,
-                               conversion=conversion_context(prompt, ctx, session_id),
+                               conversion=conversion_context(prompt, ctx, session_id, tools),
                                record=record)
     except BaseException:
         tools.close()

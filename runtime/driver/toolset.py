@@ -4,8 +4,10 @@
   (``builtin_runner(tool, ToolEnv)``), in-process, relative to the workspace;
 * agent tools: a nested agent (:mod:`runtime.driver.agents`);
 * shell tools (compact, legacy, long-form): :func:`runtime.driver.shell_tools.shell_runner`;
-* MCP tools: :func:`runtime.mcp.open_mcp_tools`, whose definitions join the request as host
-  tools (a server unreachable at start is :class:`ToolSetupError`, before any request).
+* MCP tools: :func:`runtime.mcp.open_mcp_tools`; the opened tools are the request
+  conversion's MCP catalogue (definitions in declaration order, ``strict`` kept) and their
+  runners join the others (a server unreachable at start is a positioned diagnostic,
+  raised as ``DiagnosticError`` before any request).
 
 Every runner is wrapped (:func:`instrument`): ``tool_started``/``tool_finished`` events, one
 activity line on standard error, and any failure (a :class:`ToolFailure`, a bad argument, any
@@ -20,6 +22,7 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -32,14 +35,12 @@ from runtime.driver.shell_tools import shell_runner
 from runtime.tools import HostTool, Runner, ToolOutput
 
 
-class ToolSetupError(Exception):
-    """A tool cannot be set up before the first request (an unreachable MCP server)."""
-
-
 @attrs.define
 class ToolRunners:
     runners: dict[str, Runner] = attrs.field(factory=dict)
     host_tools: list[HostTool] = attrs.field(factory=list)
+    mcp_catalogue: Any = None
+    """The opened MCP tools (a ``chatmd.tools.mcp.McpCatalogue`` for request conversion)."""
     closers: list[Callable[[], None]] = attrs.field(factory=list)
 
     def close(self) -> None:
@@ -90,9 +91,11 @@ def build_runners(prompt: Prompt, ctx: DriverContext) -> ToolRunners:
             mcp_tools.append(tool)
     if mcp_tools:
         _open_mcp(mcp_tools, prompt, ctx, result)
-    builtins = {model_name(tool) for tool in prompt.tools
-                if isinstance(tool, BuiltinTool | ReadFileTool)}
-    result.runners = {name: instrument(name, runner, ctx, coded_failures=name in builtins)
+    coded = {model_name(tool) for tool in prompt.tools
+             if isinstance(tool, BuiltinTool | ReadFileTool)}
+    if result.mcp_catalogue is not None:
+        coded |= set(result.mcp_catalogue.runners)
+    result.runners = {name: instrument(name, runner, ctx, coded_failures=name in coded)
                       for name, runner in result.runners.items()}
     result.host_tools = [attrs.evolve(host, runner=instrument(host.name, host.runner, ctx))
                          for host in result.host_tools]
@@ -101,28 +104,21 @@ def build_runners(prompt: Prompt, ctx: DriverContext) -> ToolRunners:
 
 def _open_mcp(tools: list[McpTool], prompt: Prompt, ctx: DriverContext,
               result: ToolRunners) -> None:
-    try:
-        from runtime.builtin_tools import ToolEnv
-        from runtime.mcp import McpUnavailable, open_mcp_tools
-    except ImportError:
-        raise ToolSetupError("this build has no MCP client: the prompt's MCP tools cannot "
-                             "be offered") from None
+    """Connect to the MCP servers (a server unreachable now is a positioned diagnostic,
+    raised as :class:`~common.diagnostics.DiagnosticError` before any request)."""
+    from common.diagnostics import DiagnosticError
+    from runtime.builtin_tools import ToolEnv
+    from runtime.mcp import McpUnavailable, open_mcp_tools
+
     env = ToolEnv(workspace=ctx.workspace, prompt_dir=Path(prompt.prompt_dir or "."),
                   allow_network=ctx.allow_network)
     try:
         opened = open_mcp_tools(tools, env)
     except McpUnavailable as problem:
-        raise ToolSetupError(str(problem)) from None
+        raise DiagnosticError([problem.diagnostic]) from None
     result.closers.append(opened.close)
-    for definition in opened.definitions:
-        name = str(definition.get("name", ""))
-        runner = opened.runners.get(name)
-        if runner is None:
-            continue
-        result.host_tools.append(HostTool(
-            name=name, runner=runner, description=str(definition.get("description") or ""),
-            parameters=dict(definition.get("parameters") or {"type": "object",
-                                                             "properties": {}})))
+    result.mcp_catalogue = opened
+    result.runners.update(opened.runners)
 
 
 _FAILURE_CODE = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*: ")
@@ -132,7 +128,7 @@ def instrument(name: str, runner: Runner, ctx: DriverContext, *,
                coded_failures: bool = False) -> Runner:
     """``runner`` with events, an activity line, and failures turned into tool outputs.
 
-    With ``coded_failures`` (the built-ins), an output starting with a failure code
+    With ``coded_failures`` (built-in and MCP tools), an output starting with a failure code
     (``read_file.outside_roots: ...``) is reported as an error too.
     """
 
@@ -176,4 +172,4 @@ def runner_kinds(prompt: Prompt) -> dict[str, str]:
     return kinds
 
 
-__all__ = ["ToolRunners", "ToolSetupError", "build_runners", "instrument", "model_name"]
+__all__ = ["ToolRunners", "build_runners", "instrument", "model_name"]
