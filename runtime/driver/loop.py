@@ -182,6 +182,7 @@ class FileRun:
             self._adopt_new_items(record, prompt)
         self.session.on_entry = self._on_entry
         self.session.on_runtime_request = self._on_runtime_request
+        self._cancel_dangling_calls()  # a call an earlier run was killed in the middle of
 
     def _record(self) -> SessionRecord | None:
         if self.session_file is None or not self.session_file.exists():

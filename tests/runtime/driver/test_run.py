@@ -169,3 +169,16 @@ def test_json_format_prints_one_result(tmp_path: Path, capsys: Capsys) -> None:
     assert result["status"] == "finished" and result["answer"] == "quiet"
     assert result["requests"] == 1 and result["exit_code"] == 0
     assert server.requests[0]["model"] == "other-model"
+
+
+def test_a_call_left_without_output_by_a_killed_run_is_cancelled(tmp_path: Path,
+                                                                 capsys: Capsys) -> None:
+    prompt = write(tmp_path / "p.chatmd", PROMPT + '<tool_call function_name="sh" '
+                   'tool_call_id="c1" id="fc_1">\nRAW|{}|RAW</tool_call>\n')
+    with lb.LoopbackServer([lb.text("carrying on")]) as server:
+        ran = run(capsys, server, str(prompt))
+    assert ran.code == 0, ran.err
+    sent = server.requests[0]["input"]
+    assert sent[-1]["type"] == "function_call_output" and "cancelled" in sent[-1]["output"]
+    assert "<tool_response" in prompt.read_text()
+    parses(prompt)
