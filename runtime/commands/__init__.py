@@ -9,16 +9,44 @@ are imported when their command runs.
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
-
 
 def _lazy(module: str) -> Any:
     def run(args: argparse.Namespace) -> int:
         import importlib
 
-        return int(importlib.import_module(module).run(args))
+        code = int(importlib.import_module(module).run(args))
+        _exit_now_if_tools_linger(code)
+        return code
 
     return run
+
+
+def _is_program() -> bool:
+    """True when ``chatmdc`` is the process (not a library call or a test in-process)."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == "chatmd.cli":
+        return True
+    return os.path.basename(str(getattr(main, "__file__", ""))) == "chatmdc"
+
+
+def _exit_now_if_tools_linger(code: int) -> None:
+    """Tool calls abandoned by a cancelled turn (a hung nested request...) would keep the
+    process alive until they end: everything is written by now, so the program ends."""
+    import sys
+    import threading
+
+    lingering = [thread for thread in threading.enumerate()
+                 if thread.name.startswith("tool_") and not thread.daemon
+                 and thread.is_alive()]
+    if lingering and _is_program():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:

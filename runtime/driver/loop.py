@@ -129,6 +129,8 @@ class FileRun:
         self.checked: CheckResult | None = None
         self.requests = 0
         self.stream: TranscriptStream | None = None
+        self.interrupted = False
+        """A turn was interrupted: tools still running are abandoned at :meth:`close`."""
         self.answer = ""
 
     # ------------------------------------------------------------------ opening
@@ -271,6 +273,7 @@ class FileRun:
             self.ctx.events.emit("error", kind="model_api", message=str(failure))
             return self._outcome("failed", EXIT_MODEL_API, requests_before, str(failure))
         except KeyboardInterrupt:
+            self.interrupted = True
             self._cancel_dangling_calls()
             self.ctx.events.emit("error", kind="interrupted", message="interrupted")
             return self._outcome("interrupted", EXIT_INTERRUPTED, requests_before,
@@ -329,6 +332,8 @@ class FileRun:
                 self.session.save(self.session_file)
             save_cache(self.data_dir / CACHE_FILE, self.ctx.agent_cache)
         finally:
+            if self.interrupted:
+                self.session.toolbox.close(wait=False)
             self.opened.close()
             self.opened = None
             if self.appender is not None:

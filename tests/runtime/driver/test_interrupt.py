@@ -48,3 +48,34 @@ def test_sigint_mid_stream_exits_130_keeping_completed_items(tmp_path: Path) -> 
     assert not text.endswith("<user>\n\n</user>\n")
     parses(prompt)
     assert events(tmp_path / "ev.jsonl")[-1]["status"] == "interrupted"
+
+
+def test_sigint_during_a_slow_tool_cancels_it_promptly(tmp_path: Path) -> None:
+    """The agent tool's nested request hangs: Ctrl-C ends the run now (not when the tool
+    would finish), and the call gets a cancelled output so the file can be continued."""
+    write(tmp_path / "sub.chatmd", '<config model="sub"/>\n<system>Slow.</system>\n')
+    prompt = write(tmp_path / "p.chatmd", '<config model="m"/>\n'
+                   '<tool name="helper" agent="sub.chatmd" local/>\n<user>go</user>\n')
+    replies = [lb.calls(lb.call_item("helper", '{"input": "x"}', "c1")),
+               lb.Reply(body={"never": "used"}, delay=60.0)]
+    env = dict(os.environ, OPENAI_API_KEY="k", PYTHONPATH=str(REPO_ROOT))
+    with lb.LoopbackServer(replies) as server:
+        process = subprocess.Popen(
+            [*CHATMDC, "run", str(prompt), "--base-url", server.base_url], cwd=tmp_path,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: len(server.requests) == 2)
+            started = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=30)
+            waited = time.monotonic() - started
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 130, err
+    assert waited < 30  # bounded: far below the 60 s the tool would take
+    text = prompt.read_text()
+    assert '<tool_call function_name="helper"' in text and "<tool_response" in text
+    outputs = list((tmp_path / ".chatmd").glob("*.tool-call-result.*.json"))
+    assert len(outputs) == 1 and "cancelled" in outputs[0].read_text()
+    parses(prompt)
