@@ -12,6 +12,7 @@ import argparse
 import os
 from typing import Any
 
+
 def _lazy(module: str) -> Any:
     def run(args: argparse.Namespace) -> int:
         import importlib
