@@ -79,3 +79,34 @@ def test_sigint_during_a_slow_tool_cancels_it_promptly(tmp_path: Path) -> None:
     outputs = list((tmp_path / ".chatmd").glob("*.tool-call-result.*.json"))
     assert len(outputs) == 1 and "cancelled" in outputs[0].read_text()
     parses(prompt)
+
+
+def test_sigkill_mid_turn_leaves_a_transcript_that_parses(tmp_path: Path) -> None:
+    prompt = write(tmp_path / "p.chatmd", PROMPT)
+    reply = lb.stream(lb.reasoning_item("plan"), lb.message_item("kept"),
+                      lb.message_item("lost"), pause_after=9, pause=30.0)
+    env = dict(os.environ, OPENAI_API_KEY="k", PYTHONPATH=str(REPO_ROOT))
+    with lb.LoopbackServer([reply]) as server:
+        process = subprocess.Popen(
+            [*CHATMDC, "run", str(prompt), "--base-url", server.base_url], cwd=tmp_path,
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_for(lambda: "RAW|kept|RAW" in prompt.read_text())
+            process.kill()
+            process.wait(timeout=20)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = prompt.read_text()
+    assert "<reasoning" in text and "lost" not in text
+    parses(prompt)
+    # the next run continues from what was kept
+    prompt.write_text(text + "<user>and?</user>\n")
+    with lb.LoopbackServer([lb.text("continued")]) as server:
+        done = subprocess.run([*CHATMDC, "run", str(prompt), "--base-url", server.base_url],
+                              cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    sent = server.requests[0]["input"]
+    assert [item.get("type") for item in sent][-3:] == ["reasoning", "message", "message"]
+    assert sent[-2]["content"][0]["text"] == "kept"
