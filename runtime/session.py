@@ -33,7 +33,7 @@ cleanly at the next boundary (DECISIONS 15).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -83,8 +83,10 @@ class ModelRequest:
         return list(self.body.get("tools", []))
 
 
-Model = Callable[[ModelRequest], Sequence[Mapping[str, Any]]]
-"""What a host passes as the model: the request in, the response's output items out."""
+Model = Callable[[ModelRequest], Iterable[Mapping[str, Any]]]
+"""What a host passes as the model: the request in, the response's output items out (a
+list, or an iterator yielding each item as it completes: a streaming host's tool calls
+then start, and its messages are appended, while the response is still arriving)."""
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ placeholder is appended (not after an end-session, a failure or the turn limit).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -239,10 +239,11 @@ class FileRun:
         inner = (streaming_model(self.ctx, observer) if self.ctx.stream
                  else blocking_model(self.ctx))
 
-        def model(request: Any) -> list[dict[str, Any]]:
+        def model(request: Any) -> Iterator[dict[str, Any]]:
             observer.call_seen = False
             self.requests += 1
-            return [dict(item) for item in inner(request)]
+            for item in inner(request):
+                yield dict(item)
 
         return model
 

@@ -10,7 +10,7 @@ agents, the shared agent cache), the tool runners, and the ``--model`` override.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -18,7 +18,7 @@ import attrs
 from chatmd.ir import Message, Prompt, TextItem
 from chatmd.request_context import ConversionContext, HttpFetcher, NoNetworkFetcher
 from runtime.driver.context import DriverContext
-from runtime.driver.streaming import StreamObserver, blocking_response, stream_response
+from runtime.driver.streaming import StreamObserver, blocking_response, iter_response
 from runtime.driver.toolset import ToolRunners, build_runners
 from runtime.session import Model, ModelRequest, Session
 from runtime.store import SessionRecord
@@ -96,9 +96,9 @@ def _sent(ctx: DriverContext, count: list[int], body: Mapping[str, Any]) -> None
 def streaming_model(ctx: DriverContext, observer: StreamObserver) -> Model:
     count = [0]
 
-    def model(request: ModelRequest) -> list[dict[str, Any]]:
+    def model(request: ModelRequest) -> Iterator[dict[str, Any]]:
         _sent(ctx, count, request.body)
-        return stream_response(ctx.client, request.body, ctx.client_settings, observer)
+        return iter_response(ctx.client, request.body, ctx.client_settings, observer)
 
     return model
 

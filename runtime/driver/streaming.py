@@ -2,9 +2,9 @@
 
 :func:`stream_response` consumes the event stream: text and reasoning-summary deltas go
 to the :class:`StreamObserver` as they arrive, every ``response.output_item.done`` item
-is handed over as soon as it completes (so the transcript can hold it even if the
-connection drops later), and the output items are returned in output order once
-``response.completed`` (or ``response.incomplete``) arrives. A stream that fails before
+is handed over as soon as it completes (:func:`iter_response` yields it then: the session
+appends it, and starts a tool call, while the rest of the response is still arriving),
+and the response ends with ``response.completed`` (or ``response.incomplete``). A stream that fails before
 its first event is retried (spec 8.9: up to 5 times, delays 1 s, 2 s, ...); once an event
 was received, failures propagate as :class:`~runtime.driver.client.ModelApiFailure`.
 :func:`blocking_response` is the non-streamed form used by nested agents.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from runtime.driver.client import ClientSettings, ModelApiFailure, api_failure, stream_timeout
@@ -78,14 +78,22 @@ class _Started(Exception):
 
 
 def stream_response(client: Any, body: Mapping[str, Any], settings: ClientSettings,
-                    observer: StreamObserver, *, start_retries: int = STREAM_START_RETRIES,
-                    retry_delay: float = 1.0,
-                    sleep: Callable[[float], None] = time.sleep) -> list[Item]:
+                    observer: StreamObserver, **options: Any) -> list[Item]:
     """The output items of one streamed response (see the module docstring)."""
+    return list(iter_response(client, body, settings, observer, **options))
+
+
+def iter_response(client: Any, body: Mapping[str, Any], settings: ClientSettings,
+                  observer: StreamObserver, *, start_retries: int = STREAM_START_RETRIES,
+                  retry_delay: float = 1.0,
+                  sleep: Callable[[float], None] = time.sleep) -> Iterator[Item]:
+    """Each output item of one streamed response as soon as it completes
+    (``response.output_item.done``), then any item only ``response.completed`` listed."""
     attempt = 0
     while True:
         try:
-            return _stream_once(client, body, settings, observer)
+            yield from _stream_once(client, body, settings, observer)
+            return
         except _Started as started:
             raise started.failure from None
         except ModelApiFailure:
@@ -96,7 +104,7 @@ def stream_response(client: Any, body: Mapping[str, Any], settings: ClientSettin
 
 
 def _stream_once(client: Any, body: Mapping[str, Any], settings: ClientSettings,
-                 observer: StreamObserver) -> list[Item]:
+                 observer: StreamObserver) -> Iterator[Item]:
     import openai
 
     try:
@@ -111,8 +119,10 @@ def _stream_once(client: Any, body: Mapping[str, Any], settings: ClientSettings,
         consumer = _Consumer(observer)
         for event in stream:
             started = True
-            consumer.handle(event)
-        return consumer.result()
+            item = consumer.handle(event)
+            if item is not None:
+                yield item
+        yield from consumer.rest()
     except ModelApiFailure as problem:
         if started:
             raise _Started(problem) from None
@@ -139,7 +149,8 @@ class _Consumer:
         self.items: dict[int, Item] = {}
         self.final: list[Item] | None = None
 
-    def handle(self, event: Any) -> None:
+    def handle(self, event: Any) -> Item | None:
+        """Act on one event; the item it completed, if any."""
         kind = getattr(event, "type", None)
         if kind == "response.output_text.delta":
             self.observer.text_delta(str(event.delta))
@@ -151,6 +162,7 @@ class _Consumer:
             item = plain(event.item)
             self.items[int(event.output_index)] = item
             self.observer.item_done(item)
+            return item
         elif kind in ("response.completed", "response.incomplete"):
             self.final = [plain(item) for item in (event.response.output or [])]
         elif kind == "response.failed":
@@ -163,16 +175,17 @@ class _Consumer:
             code = getattr(event, "code", None)
             raise ModelApiFailure(f"the model API sent an error event"
                                   f"{f' ({code})' if code else ''}: {event.message}")
+        return None
 
-    def result(self) -> list[Item]:
+    def rest(self) -> list[Item]:
+        """The items of ``response.completed`` no ``output_item.done`` delivered."""
         if self.final is None:
             raise ModelApiFailure("the model API stream ended before response.completed "
                                   "(connection closed mid-stream)")
-        if not self.final:
-            return [self.items[index] for index in sorted(self.items)]
-        done = {item.get("id"): item for item in self.items.values() if item.get("id")}
-        return [done.get(item.get("id"), item) if item.get("id") else item
-                for item in self.final]
+        if not self.items:
+            return list(self.final)
+        seen = {item.get("id") for item in self.items.values()}
+        return [item for item in self.final if item.get("id") and item.get("id") not in seen]
 
 
 def blocking_response(client: Any, body: Mapping[str, Any], settings: ClientSettings) -> list[Item]:
@@ -190,4 +203,5 @@ def blocking_response(client: Any, body: Mapping[str, Any], settings: ClientSett
     return [plain(item) for item in (getattr(response, "output", None) or [])]
 
 
-__all__ = ["NullObserver", "StreamObserver", "blocking_response", "plain", "stream_response"]
+__all__ = ["NullObserver", "StreamObserver", "blocking_response", "iter_response", "plain",
+           "stream_response"]

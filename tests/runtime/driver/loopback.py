@@ -158,6 +158,9 @@ class LoopbackServer:
         self.served = 0
         self.lock = threading.Lock()
         self.server_seconds = 0.0
+        self.finished_at: dict[int, float] = {}
+        """Reply index -> when its answer was fully sent (``time.monotonic``)."""
+        self.received_at: list[float] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
@@ -175,6 +178,7 @@ class LoopbackServer:
     def next_reply(self, body: dict[str, Any]) -> Reply | None:
         with self.lock:
             self.requests.append(body)
+            self.received_at.append(time.monotonic())
             if self.served >= len(self.replies):
                 self.served += 1
                 return None
@@ -213,8 +217,10 @@ def _handler_for(owner: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"unparseable": raw.decode("utf-8", "replace")}
             reply = owner.next_reply(body)
+            index = len(owner.received_at) - 1
             try:
                 self._answer(reply)
+                owner.finished_at[index] = time.monotonic()
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
                 self.close_connection = True
             finally:

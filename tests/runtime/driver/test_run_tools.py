@@ -229,3 +229,19 @@ def test_session_sidecar_restores_and_refuses_a_changed_script(tmp_path: Path,
     assert ran.code == 2 and server.requests == []
     hashes = [word.rstrip(",;") for word in ran.err.split() if len(word.rstrip(",;")) == 32]
     assert len(set(hashes)) == 2 and "source hash" in ran.err
+
+
+def test_a_tool_starts_while_the_response_is_still_streaming(tmp_path: Path,
+                                                             capsys: Capsys) -> None:
+    """Spec 8.3: a call runs as soon as its arguments complete, not after the stream."""
+    prompt = tool_prompt(tmp_path, show=False)
+    first = lb.stream(lb.call_item("helper", '{"input": "early"}', "c1"),
+                      lb.message_item("still talking"), pause_after=6, pause=1.5)
+    replies = [first, lb.blocking(lb.message_item("nested")), lb.text("done")]
+    with lb.LoopbackServer(replies) as server:
+        ran = run(capsys, server, str(prompt))
+    assert ran.code == 0, ran.err
+    assert server.requests[1]["model"] == "sub-model"
+    assert server.received_at[1] < server.finished_at[0]  # nested request during the stream
+    text = prompt.read_text()
+    assert text.index("<tool_call") < text.index("still talking") < text.index("<tool_response")
