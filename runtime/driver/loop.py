@@ -3,10 +3,10 @@
 :class:`FileRun` checks the file (errors: :class:`PromptErrors`), opens a
 :class:`~runtime.session.Session` for it (optionally with the moderator snapshot of a
 ``--session`` sidecar), and runs turns until the model answers without tool calls, the
-moderator ends the session, or the request limit is reached. Every entry the session
-appends goes to the transcript as it is appended (:class:`TranscriptAppender`); messages
-and reasoning are written earlier still, when the stream completes them (unless a tool
-call came first in the same response, to keep the file in history order). On an
+moderator ends the session, or the request limit is reached. The streamed model yields
+each output item as it completes, the session appends it (and starts a tool call) at
+once, and every entry the session appends goes to the transcript as it is appended
+(:class:`TranscriptAppender`), in history order. On an
 interrupt or a failure, calls left without an output get a ``cancelled`` output, so the
 file stays a valid conversation to continue. After a normal finish an empty ``<user>``
 placeholder is appended (not after an end-session, a failure or the turn limit).
@@ -73,15 +73,11 @@ class RunOutcome:
     answer: str = ""
 
 
-class TranscriptStream:
-    """The stream observer of a run: live display, completed messages to the transcript."""
+class LiveStream:
+    """The stream observer of a run: the live display (the session appends the items)."""
 
-    def __init__(self, display: Display, appender: TranscriptAppender) -> None:
+    def __init__(self, display: Display) -> None:
         self.display = display
-        self.appender = appender
-        self.call_seen = False
-        self.written: list[dict[str, Any]] = []
-        """Items written on completion that the session has not appended yet."""
 
     def text_delta(self, text: str) -> None:
         self.display.text_delta(text)
@@ -90,16 +86,11 @@ class TranscriptStream:
         self.display.reasoning_delta(text)
 
     def item_started(self, item: dict[str, Any]) -> None:
-        if item.get("type") in CALL_KINDS:
-            self.call_seen = True
+        pass
 
     def item_done(self, item: dict[str, Any]) -> None:
         if item.get("type") in ("message", "reasoning"):
             self.display.end_block()
-            if not self.call_seen and self.appender.append(item):
-                self.written.append(item)
-        elif item.get("type") in CALL_KINDS:
-            self.call_seen = True
 
 
 def _assistant_text(item: Mapping[str, Any]) -> str | None:
@@ -128,7 +119,6 @@ class FileRun:
         self.had_placeholder = False
         self.checked: CheckResult | None = None
         self.requests = 0
-        self.stream: TranscriptStream | None = None
         self.interrupted = False
         """A turn was interrupted: tools still running are abandoned at :meth:`close`."""
         self.answer = ""
@@ -216,9 +206,6 @@ class FileRun:
     def _on_entry(self, entry: Entry) -> None:
         assert self.appender is not None
         self.appender.append(entry.item)
-        if self.stream is not None and self.stream.written:
-            self.stream.written = [item for item in self.stream.written
-                                   if item.get("id") != entry.item.get("id")]
         text = _assistant_text(entry.item)
         if text is not None:
             self.answer = text
@@ -234,13 +221,10 @@ class FileRun:
 
     def model(self) -> Model:
         """The session's model: streamed (or blocking), counting this run's requests."""
-        assert self.appender is not None
-        observer = self.stream = TranscriptStream(self.ctx.display, self.appender)
-        inner = (streaming_model(self.ctx, observer) if self.ctx.stream
+        inner = (streaming_model(self.ctx, LiveStream(self.ctx.display)) if self.ctx.stream
                  else blocking_model(self.ctx))
 
         def model(request: Any) -> Iterator[dict[str, Any]]:
-            observer.call_seen = False
             self.requests += 1
             for item in inner(request):
                 yield dict(item)
@@ -305,15 +289,10 @@ class FileRun:
         return RunOutcome(status, code, sent, message, self.answer)
 
     def _cancel_dangling_calls(self) -> None:
-        """After a failed or interrupted turn: adopt the items the stream completed (already
-        in the file) into the history, and give every call without an output a
+        """After a failed or interrupted turn: give every call without an output a
         ``cancelled`` output (history and file)."""
         if self.opened is None:
             return
-        if self.stream is not None:
-            pending, self.stream.written = self.stream.written, []
-            for written in pending:
-                self.session.append_item(written)
         answered = {str(e.item.get("call_id")) for e in self.session.history
                     if e.item.get("type") in OUTPUT_KINDS}
         for entry in self.session.history:
