@@ -151,6 +151,9 @@ class Session:
         self.on_entry: Callable[[Entry], None] | None = None
         """Called with every entry the session appends to its history, as it is appended
         (a host's transcript writer, event log...)."""
+        self.on_tool_moderated: Callable[[Mapping[str, Any], Any], None] | None = None
+        """Called with the model's call item and its :class:`~runtime.turns.ModeratedToolCall`
+        after ``pre_tool_call`` (a host's event log)."""
 
     # ----------------------------------------------------------------- opening
 
@@ -416,6 +419,8 @@ class Session:
         self.toolbox.check_declared(str(item.get("name", "")))  # fails the run now
         provisional = Entry(self.allocator.allocate(), item)
         moderated = self.driver.moderate_tool_call(history, tools, provisional)
+        if self.on_tool_moderated is not None:
+            self.on_tool_moderated(item, moderated)
         self._surface(moderated.runtime_requests, requests)
         entry = Entry(provisional.entry_id, moderated.call_item)
         history.append(entry)

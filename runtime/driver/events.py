@@ -9,7 +9,9 @@ Every line is ``{"event": NAME, "time": UNIX_SECONDS, ...fields}``. Names and th
 * ``item_appended``: ``type``, ``id``, ``role``, ``name``, ``call_id`` (those the item has)
 * ``tool_started``: ``name``, ``arguments`` (a short preview)
 * ``tool_finished``: ``name``, ``ok``, ``duration_ms``, ``error`` (when not ok)
-* ``moderation``: ``request`` (the runtime request's kind), ``detail``
+* ``moderation``: ``request`` (the runtime request's kind, or ``pre_tool_call``), ``detail``;
+  for ``pre_tool_call`` also ``outcome`` (``approved``, ``rejected``, ``rewritten``),
+  ``name``, ``call_id`` (``detail``: the rejection text)
 * ``error``: ``kind`` (``model_api``, ``prompt``, ``interrupted``, ``internal``), ``message``,
   ``status`` (HTTP status, when there is one)
 * ``run_finished``: ``status`` (``finished``, ``ended``, ``turn_limit``, ``failed``,

@@ -37,7 +37,7 @@ from runtime.driver.setup import (
 from runtime.driver.transcript import TranscriptAppender
 from runtime.errors import SnapshotMismatch, UnknownToolError
 from runtime.ids import Entry
-from runtime.items import CALL_KINDS, OUTPUT_KINDS, is_custom, tool_output
+from runtime.items import CALL_KINDS, OUTPUT_KINDS, call_payload, is_custom, tool_output
 from runtime.policy import Continue
 from runtime.session import Model, RunResult, Session
 from runtime.store import SessionRecord, load_record
@@ -174,6 +174,8 @@ class FileRun:
             self._adopt_new_items(record, prompt)
         self.session.on_entry = self._on_entry
         self.session.on_runtime_request = self._on_runtime_request
+        if self.session.manager is not None:
+            self.session.on_tool_moderated = self._on_tool_moderated
         self._cancel_dangling_calls()  # a call an earlier run was killed in the middle of
 
     def _record(self) -> SessionRecord | None:
@@ -212,6 +214,18 @@ class FileRun:
             if not self.ctx.stream:  # nothing was streamed: show the answer now
                 self.ctx.display.text_delta(text)
                 self.ctx.display.end_block()
+
+    def _on_tool_moderated(self, item: Mapping[str, Any], moderated: Any) -> None:
+        if moderated.synthetic_output is not None:
+            outcome = "rejected"
+        elif moderated.call_item.get("name") != item.get("name") or \
+                call_payload(moderated.call_item) != call_payload(item):
+            outcome = "rewritten"
+        else:
+            outcome = "approved"
+        self.ctx.events.emit("moderation", request="pre_tool_call", outcome=outcome,
+                             name=item.get("name"), call_id=item.get("call_id"),
+                             detail=moderated.synthetic_output)
 
     def _on_runtime_request(self, request: Any) -> None:
         self.ctx.events.emit("moderation", request=type(request).__name__,

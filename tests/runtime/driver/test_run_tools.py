@@ -161,9 +161,12 @@ def test_moderator_rejects_a_tool(tmp_path: Path, capsys: Capsys) -> None:
     replies = [lb.calls(lb.call_item("delete_file", '{"input": "/"}', "c1")),
                lb.text("I could not delete it.")]
     with lb.LoopbackServer(replies) as server:
-        ran = run(capsys, server, str(prompt))
+        ran = run(capsys, server, str(prompt), "--events", "ev.jsonl")
     assert ran.code == 0, ran.err
     assert len(server.requests) == 2  # the agent never ran: no nested request
+    moderation = [e for e in events(tmp_path / "ev.jsonl") if e["event"] == "moderation"]
+    assert moderation[0]["outcome"] == "rejected" and moderation[0]["call_id"] == "c1"
+    assert "disabled by the guard" in moderation[0]["detail"]
     assert "delete_file is disabled by the guard" in str(outputs_of(server.requests[1])["c1"])
     assert "tool delete_file" not in ran.err
     parses(prompt)
