@@ -230,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     from chatmd.shell.cli import add_shell_command
 
     add_shell_command(commands)  # chatmdc shell explain
+    from runtime.commands import register  # chatmdc run / chat (the chat driver)
+
+    register(commands)
     return parser
 
 

@@ -32,10 +32,8 @@ from chatmd.ir import (
     BuiltinTool,
     CustomTool,
     McpTool,
-    PathExpr,
     Prompt,
     ReadFileTool,
-    ReadRoot,
     ShellTool,
     Tool,
 )
@@ -45,7 +43,7 @@ from chatmd.tools.check import PHASE, duplicate_names, tool_diagnostic, unknown_
 from chatmd.tools.command import compact_command_definition
 from chatmd.tools.host import ToolHost
 from chatmd.tools.mcp import McpUnavailable, remote_tool_definition, select_tools, server_uri
-from chatmd.tools.read_file import read_file_definition
+from chatmd.tools.read_file import default_read_file_tool, read_file_definition
 from chatmd.tools.schema import JsonObject
 
 
@@ -95,8 +93,7 @@ class _Builder:
         definition = builtins.builtin_definition(tool.name)
         if definition is None:
             if names.is_known(tool.name):  # read_file / get_contents without roots
-                self.read_file(ReadFileTool(tool.name, _default_roots(),
-                                            provenance=tool.provenance))
+                self.read_file(default_read_file_tool(tool.name, tool.provenance))
             else:
                 self.diagnostics.append(unknown_builtin(self.prompt, tool))
             return
@@ -148,10 +145,6 @@ class _Builder:
             self.add(tool, definer.definition(tool))
         except DiagnosticError as error:
             self.diagnostics.extend(error.diagnostics)
-
-
-def _default_roots() -> tuple[ReadRoot, ...]:
-    return (ReadRoot("cwd", PathExpr("tool_dir", ""), "ochat launch directory"),)
 
 
 def build_tools(prompt: Prompt, host: ToolHost) -> ToolSet:

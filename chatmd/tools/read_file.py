@@ -8,7 +8,8 @@ existing directories); their paths are listed in the description the model sees.
 from __future__ import annotations
 
 from chatmd.declarations.paths import ResolvedRoot
-from chatmd.ir import ReadFileTool
+from chatmd.ir import PathExpr, ReadFileTool, ReadRoot
+from chatmd.provenance import Provenance
 from chatmd.tools.schema import INTEGER, STRING, JsonObject, function_tool, object_schema
 
 MODEL_NAME = "read_file"
@@ -25,6 +26,15 @@ CONFINEMENT = (
     "inside one of the roots above, whether it is named relative to a root or by an absolute "
     "path. Requests outside every root are refused."
 )
+
+
+#: The root of a ``<tool name="read_file"/>`` declared without ``<read>`` children.
+DEFAULT_ROOTS = (ReadRoot("cwd", PathExpr("tool_dir", ""), "ochat launch directory"),)
+
+
+def default_read_file_tool(name: str, provenance: Provenance | None = None) -> ReadFileTool:
+    """The read_file tool a bare ``<tool name="read_file|get_contents"/>`` stands for."""
+    return ReadFileTool(name, DEFAULT_ROOTS, provenance=provenance)
 
 
 def read_file_description(roots: list[ResolvedRoot], description: str | None) -> str:
