@@ -12,7 +12,7 @@
 2. Append: one turn (tool call, tool output, assistant message, placeholder) appended with
    :class:`runtime.driver.transcript.TranscriptAppender` to a 10 MB transcript and to a
    small one, interleaved. Target: big/small within 2x. The whole-file atomic rewrite of
-   :func:`chatmd.writer.append_to_transcript` is printed as the reference it replaces.
+   :func:`chatmd.transcript_writer.append_to_transcript` is printed as the reference it replaces.
 
 Run: ``.venv/bin/python benchmarks/driver.py [--turns N] [--appends N] [--size-mb N]``
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from chatmd.writer import append_to_transcript  # noqa: E402
+from chatmd.transcript_writer import append_to_transcript  # noqa: E402
 from runtime.driver.client import ClientSettings, make_client  # noqa: E402
 from runtime.driver.context import DriverContext  # noqa: E402
 from runtime.driver.display import QuietDisplay  # noqa: E402
@@ -151,7 +151,7 @@ def main() -> int:
     print(f"append one turn: small transcript {costs['small']:.2f} ms, "
           f"{costs['big_mb']:.1f} MB transcript {costs['big']:.2f} ms; "
           f"ratio {ratio:.2f}x (target <= 2x) {'OK' if ratio <= 2 else 'MISSED'}")
-    print(f"reference, whole-file atomic rewrite (chatmd.writer.append_to_transcript): "
+    print(f"reference, whole-file atomic rewrite (chatmd.transcript_writer.append_to_transcript): "
           f"small {costs['rewrite_small']:.2f} ms, big {costs['rewrite_big']:.2f} ms; "
           f"ratio {costs['rewrite_big'] / costs['rewrite_small']:.1f}x")
     return 0

@@ -4,7 +4,7 @@ The runner parses the patch (:mod:`~runtime.builtin_tools.patch_parse`), then
 *plans* every change in memory — confinement of each path, existence checks,
 every hunk matched (:mod:`~runtime.builtin_tools.patch_match`) — so any
 mistake fails the patch before a byte is written. The planned files are then
-written with :func:`common.atomic.atomic_write_bytes` (writes before deletes,
+written with :func:`chatcommon.atomic.atomic_write_bytes` (writes before deletes,
 so a move never loses its source first); if a write fails midway, the files
 already changed are restored from the in-memory originals and the folders the
 patch created are removed, so the workspace is left as it was.
@@ -19,7 +19,7 @@ import stat
 
 import attrs
 
-from common.atomic import atomic_write_bytes
+from chatcommon.atomic import atomic_write_bytes
 from runtime.builtin_tools.confinement import confine_to_workspace
 from runtime.builtin_tools.failures import ToolFailure, guarded
 from runtime.builtin_tools.patch_match import apply_hunks

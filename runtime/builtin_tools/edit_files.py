@@ -2,7 +2,7 @@
 
 Both are confined to the workspace (``..`` and symlinks resolved first), work
 on regular UTF-8 text files only, and replace the file atomically
-(:func:`common.atomic.atomic_write_bytes`: a crash leaves the old or the new
+(:func:`chatcommon.atomic.atomic_write_bytes`: a crash leaves the old or the new
 file, and a symlinked path keeps its link, the target is rewritten).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from common.atomic import atomic_write_bytes
+from chatcommon.atomic import atomic_write_bytes
 from runtime.builtin_tools.arguments import any_string, bool_arg, parse_arguments, string_arg
 from runtime.builtin_tools.confinement import confine_to_workspace
 from runtime.builtin_tools.failures import ToolFailure, guarded

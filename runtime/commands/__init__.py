@@ -30,7 +30,7 @@ def _is_program() -> bool:
 
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name == "chatmd.cli":
+    if spec is not None and spec.name == "runtime.commands.chatmdc":
         return True
     return os.path.basename(str(getattr(main, "__file__", ""))) == "chatmdc"
 

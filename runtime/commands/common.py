@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
+from chatcommon.sources import SourceRegistry
 from chatmd.frontend import CheckResult
-from common.sources import SourceRegistry
 from runtime.driver.client import ClientSettings, MissingApiKey, make_client
 from runtime.driver.context import DriverContext
 from runtime.driver.display import Display, QuietDisplay
@@ -38,8 +38,8 @@ def report_prompt_errors(errors: PromptErrors, output_format: str) -> list[Any]:
     (for the command's one JSON result) instead."""
     import json
 
-    from chatmd.cli import summary_line
-    from common.render import render_all_text, render_json
+    from chatcommon.render import render_all_text, render_json
+    from runtime.commands.chatmdc import summary_line
 
     result = errors.result
     diagnostics = list(result.diagnostics)
@@ -52,7 +52,7 @@ def report_prompt_errors(errors: PromptErrors, output_format: str) -> list[Any]:
 
 def transcript_path(args: argparse.Namespace) -> Path:
     """PROMPT, or ``--output`` (created as a copy of PROMPT when missing); raises OSError."""
-    from common.atomic import atomic_write_bytes
+    from chatcommon.atomic import atomic_write_bytes
 
     prompt = Path(args.prompt)
     if args.output is None:
@@ -99,7 +99,7 @@ def _refused(events: EventLog, code: int, message: str,
 def prepare(args: argparse.Namespace, events: EventLog, file_run: FileRun, *,
             quiet: bool) -> Refused | None:
     """Check the transcript, make the client, open the session; None when ready."""
-    from common.diagnostics import DiagnosticError
+    from chatcommon.diagnostics import DiagnosticError
 
     try:
         file_run.check()

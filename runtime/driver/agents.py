@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chatcommon.diagnostics import DiagnosticError
 from chatmd.frontend import load_prompt_text
 from chatmd.ir import AgentTool, Prompt
 from chatmd.request_context import AgentRunError, FetchError, HttpFetcher
-from common.diagnostics import DiagnosticError
 from runtime.driver.context import MAX_AGENT_DEPTH, DriverContext
 from runtime.driver.failures import ToolFailure
 from runtime.driver.streaming import NullObserver

@@ -29,7 +29,7 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
-from common.atomic import atomic_write_bytes
+from chatcommon.atomic import atomic_write_bytes
 
 
 def journal_path(target: str | os.PathLike[str]) -> Path:

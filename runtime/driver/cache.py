@@ -18,8 +18,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from chatcommon.atomic import atomic_write_bytes
 from chatmd.request_context import AGENT_CACHE_TTL_SECONDS, AgentCache
-from common.atomic import atomic_write_bytes
 
 CACHE_FILE = "cache.bin"
 MAX_ENTRIES = 1000

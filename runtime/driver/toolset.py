@@ -105,8 +105,8 @@ def build_runners(prompt: Prompt, ctx: DriverContext) -> ToolRunners:
 def _open_mcp(tools: list[McpTool], prompt: Prompt, ctx: DriverContext,
               result: ToolRunners) -> None:
     """Connect to the MCP servers (a server unreachable now is a positioned diagnostic,
-    raised as :class:`~common.diagnostics.DiagnosticError` before any request)."""
-    from common.diagnostics import DiagnosticError
+    raised as :class:`~chatcommon.diagnostics.DiagnosticError` before any request)."""
+    from chatcommon.diagnostics import DiagnosticError
     from runtime.builtin_tools import ToolEnv
     from runtime.mcp import McpUnavailable, open_mcp_tools
 

@@ -1,7 +1,7 @@
 """Transcript write-back, item by item (spec 8.6): each completed item becomes its element.
 
 A :class:`TranscriptAppender` renders one item at a time with the shared
-:class:`chatmd.writer.TranscriptWriter` (so the layouts are exactly the writer's:
+:class:`chatmd.transcript_writer.TranscriptWriter` (so the layouts are exactly the writer's:
 ``show_tool_call`` inline RAW, otherwise ``.chatmd/<seq>.tool-call.<id>.json`` payload
 files referenced by ``<doc src local/>``), writes the payload files first (atomically), then
 appends the element through the transcript's write-ahead log
@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmd.writer import (
+from chatmd.transcript_writer import (
     PAYLOAD_FOLDER,
     USER_PLACEHOLDER,
     TranscriptWriter,

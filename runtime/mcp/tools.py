@@ -28,11 +28,11 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
+from chatcommon.diagnostics import Diagnostic, Severity
 from chatmd.ir import McpTool
 from chatmd.ir_diagnostics import diagnostic_at
 from chatmd.tools.mcp import McpRemoteTool, remote_tool_definition, select_tools, server_uri
 from chatmd.tools.mcp import McpUnavailable as CatalogueUnavailable
-from common.diagnostics import Diagnostic, Severity
 from runtime.builtin_tools import ToolEnv
 from runtime.mcp.catalogue import SHARED_CACHE, CatalogueCache
 from runtime.mcp.connection import McpConnection, describe, root_cause

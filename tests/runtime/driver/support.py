@@ -13,12 +13,12 @@ from typing import Any
 
 import attrs
 import pytest
+from runtime.commands.chatmdc import main
 
-from chatmd.cli import main
 from chatmd.frontend import check_prompt
 from tests.support import REPO_ROOT
 
-CHATMDC = [sys.executable, "-m", "chatmd.cli"]
+CHATMDC = [sys.executable, "-m", "runtime.commands.chatmdc"]
 
 
 @attrs.frozen
