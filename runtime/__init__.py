@@ -23,6 +23,8 @@ One job per module (moderator-runtime spec 9):
   model jobs; :mod:`runtime.steering` -- deferred steering; :mod:`runtime.tools` -- tool
   execution; :mod:`runtime.request_compaction` -- stale ``read_file`` outputs;
 * :mod:`runtime.snapshot` / :mod:`runtime.store` -- versioned JSON, written atomically;
+* :mod:`runtime.driver` -- the chat driver (a prompt against a Responses API model, the
+  transcript written back); :mod:`runtime.commands` -- ``chatmdc run`` and ``chatmdc chat``;
 * :mod:`runtime.ids`, :mod:`runtime.items`, :mod:`runtime.moderation`,
   :mod:`runtime.script_input`, :mod:`runtime.errors` -- the shared vocabulary.
 """

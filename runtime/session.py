@@ -33,7 +33,7 @@ cleanly at the next boundary (DECISIONS 15).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -83,8 +83,10 @@ class ModelRequest:
         return list(self.body.get("tools", []))
 
 
-Model = Callable[[ModelRequest], Sequence[Mapping[str, Any]]]
-"""What a host passes as the model: the request in, the response's output items out."""
+Model = Callable[[ModelRequest], Iterable[Mapping[str, Any]]]
+"""What a host passes as the model: the request in, the response's output items out (a
+list, or an iterator yielding each item as it completes: a streaming host's tool calls
+then start, and its messages are appended, while the response is still arriving)."""
 
 
 @attrs.frozen
@@ -146,6 +148,12 @@ class Session:
         self._written = self.generated_from
         self._ended_reason: str | None = None
         self.startup_outcomes: list[Outcome] = []
+        self.on_entry: Callable[[Entry], None] | None = None
+        """Called with every entry the session appends to its history, as it is appended
+        (a host's transcript writer, event log...)."""
+        self.on_tool_moderated: Callable[[Mapping[str, Any], Any], None] | None = None
+        """Called with the model's call item and its :class:`~runtime.turns.ModeratedToolCall`
+        after ``pre_tool_call`` (a host's event log)."""
 
     # ----------------------------------------------------------------- opening
 
@@ -295,12 +303,34 @@ class Session:
     def _append(self, item: Item) -> Entry:
         entry = Entry(self.allocator.allocate(), item)
         self._history.append(entry)
+        self._notify(entry)
         return entry
 
-    def add_user_message(self, text: str) -> Entry:
-        """Append a user message between turns (a host-started turn follows)."""
-        return self._append({"type": "message", "role": "user",
-                             "content": [{"type": "input_text", "text": text}]})
+    def _notify(self, entry: Entry) -> None:
+        if self.on_entry is not None:
+            self.on_entry(entry)
+
+    def add_user_message(self, text: str | Sequence[Mapping[str, Any]]) -> Entry:
+        """Append a user message between turns (a host-started turn follows): a text, or
+        Responses input content parts."""
+        content = ([{"type": "input_text", "text": text}] if isinstance(text, str)
+                   else [dict(part) for part in text])
+        return self._append({"type": "message", "role": "user", "content": content})
+
+    def append_item(self, item: Mapping[str, Any]) -> Entry:
+        """Append a host-made item between turns (for example the output of a tool call a
+        cancelled turn left unanswered)."""
+        return self._append(dict(item))
+
+    def rewind(self, length: int) -> None:
+        """Drop the entries after the first ``length`` (a host's retry of its last turn);
+        refused with a moderator, whose overlay may refer to them."""
+        if self.manager is not None:
+            raise ModerationError("a moderated session cannot be rewound")
+        if not self.generated_from <= length <= len(self._history):
+            raise ValueError(f"cannot rewind to {length} entries")
+        del self._history[length:]
+        self._written = min(self._written, length)
 
     def steer(self, text: str) -> bool:
         """A transient steering note for the next request only (False: whitespace, ignored)."""
@@ -365,6 +395,7 @@ class Session:
         deferred = self.steering.consume_entries() if not self.driver.ended else []
         for entry in deferred:
             history.append(entry)
+            self._notify(entry)
             self._surface(self.driver.item_appended(history, tools, entry), requests)
         turn_end = self.driver.finish_turn(history, tools)
         self._surface(turn_end, requests)
@@ -388,9 +419,12 @@ class Session:
         self.toolbox.check_declared(str(item.get("name", "")))  # fails the run now
         provisional = Entry(self.allocator.allocate(), item)
         moderated = self.driver.moderate_tool_call(history, tools, provisional)
+        if self.on_tool_moderated is not None:
+            self.on_tool_moderated(item, moderated)
         self._surface(moderated.runtime_requests, requests)
         entry = Entry(provisional.entry_id, moderated.call_item)
         history.append(entry)
+        self._notify(entry)
         self._surface(self.driver.item_appended(history, tools, entry), requests)
         if moderated.synthetic_output is not None:
             future = done(moderated.synthetic_output)

@@ -91,9 +91,11 @@ class ToolBox:
                                             thread_name_prefix="tool")
         return self._pool.submit(runner, payload)
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the pool; ``wait=False`` (a cancelled run) abandons the calls still running
+        and cancels the queued ones."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True)
+            self._pool.shutdown(wait=wait, cancel_futures=not wait)
             self._pool = None
 
 

@@ -4,6 +4,9 @@
   ``shell explain``): ChatMD prompts checked with ChatMD's own checks and the ChatML
   script checks (:mod:`runtime.prompt_checks`). Its subcommands are registered in
   one place, :func:`runtime.commands.chatmdc.register_commands`.
+- :mod:`runtime.commands.driver` -- the parsers of ``chatmdc run`` and ``chatmdc chat``
+  (flags in :mod:`runtime.commands.flags`); :mod:`runtime.commands.run` and
+  :mod:`runtime.commands.chat` run them.
 
 Importing this package imports nothing: ``chatmdc check`` start-up stays fast.
 """

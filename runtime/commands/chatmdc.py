@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from chatcommon.quick_args import CommandSpec, ParsedArgs, quick_parse
+from runtime.commands.summary import clean_summary_line, summary_counts, summary_line
 
 if TYPE_CHECKING:
     import argparse
@@ -45,35 +46,13 @@ EXIT_USAGE = 2
 EMIT_MODES = ("ir", "request", "chatmd")
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def summary_line(diagnostics: Sequence[Diagnostic], files: int) -> str:
-    """``chatmdc: 2 errors, 1 warning in 1 file``."""
-    errors = sum(1 for d in diagnostics if d.is_error)
-    warnings = len(diagnostics) - errors
-    return (f"chatmdc: {_plural(errors, 'error')}, {_plural(warnings, 'warning')} "
-            f"in {_plural(files, 'file')}")
-
-
-def clean_summary_line(files: int) -> str:
-    """``chatmdc: 1 file checked, no problems`` (what a clean ``check`` prints)."""
-    return f"chatmdc: {_plural(files, 'file')} checked, no problems"
-
-
-def _summary(diagnostics: Sequence[Diagnostic], files: int) -> dict[str, int]:
-    errors = sum(1 for d in diagnostics if d.is_error)
-    return {"errors": errors, "warnings": len(diagnostics) - errors, "files": files}
-
-
 def _report(diagnostics: Sequence[Diagnostic], registry: SourceRegistry, files: int,
             output_format: str, *, json_to_stdout: bool) -> None:
     from chatcommon.render import render_all_text, render_json
 
     if output_format == "json":
         stream = sys.stdout if json_to_stdout else sys.stderr
-        stream.write(render_json(diagnostics, summary=_summary(diagnostics, files)) + "\n")
+        stream.write(render_json(diagnostics, summary=summary_counts(diagnostics, files)) + "\n")
     elif diagnostics:
         sys.stderr.write(render_all_text(diagnostics, registry))
         sys.stderr.write("\n" + summary_line(diagnostics, files) + "\n")
@@ -274,6 +253,9 @@ def register_commands(commands: Any) -> None:
     add_exec_commands(shell_commands)  # chatmdc shell exec, chatmdc shell audit verify
     commands.add_parser("lsp", help="run the language server over stdio (ChatMD and ChatML)"
                         ).set_defaults(run=_cmd_lsp)
+    from runtime.commands.driver import register as register_driver
+
+    register_driver(commands)  # chatmdc run, chatmdc chat (the chat driver)
 
 
 def _internal(path: str, error: Exception) -> Diagnostic:
@@ -293,7 +275,7 @@ def _guarded(args: argparse.Namespace) -> int:
         diagnostic = _internal(paths[0], error)
         if getattr(args, "format", "text") == "json":
             stream = sys.stdout if args.run is _cmd_check else sys.stderr
-            stream.write(render_json([diagnostic], summary=_summary([diagnostic], 1)) + "\n")
+            stream.write(render_json([diagnostic], summary=summary_counts([diagnostic], 1)) + "\n")
         else:
             sys.stdout.flush()
             sys.stderr.write(render_all_text([diagnostic]))

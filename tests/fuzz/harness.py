@@ -18,7 +18,6 @@ from pathlib import Path
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile
 from chatmd.canonical_writer import write_prompt
-from runtime.prompt_checks import check_prompt, check_prompt_text
 from chatmd.html_text import html_to_markdown, html_to_text
 from chatmd.ir_json import ir_to_json_text
 from chatmd.parser import parse
@@ -36,6 +35,7 @@ from chatml.syntax.lexer import lex
 from chatml.syntax.parser import parse_source
 from chatml.vm.loader import load
 from chatml.vm.run import on_large_stack, run_program
+from runtime.prompt_checks import check_prompt, check_prompt_text
 
 #: Tight budgets for running generated programs (they may loop).
 RUN_LIMITS = Limits(max_steps=20_000, max_memory=16 * 2**20, max_depth=200)
