@@ -23,11 +23,15 @@ from pathlib import Path
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.render import render_all_text, render_json
 from chatcommon.sources import SourceRegistry
-from tests.fuzz.harness import total
+from tests.fuzz.harness import FuzzFailure, total
 
 #: Budgets of a fuzzed VM run: small enough that a generated loop ends quickly.
 MAX_STEPS = 20_000
 MAX_MEMORY = 4 * 2**20
+#: The text of a file beside (outside) every generated prompt folder, and reachable from it
+#: as ``../outside.txt`` and through the symlink ``link.txt``: what ``--confine`` must keep
+#: out of every artefact.
+OUTSIDE_MARKER = "OUTSIDE-THE-PROMPT-FOLDER-5b1e"
 #: REPL inputs fed per example (each is a full check, compile and run).
 MAX_REPL_LINES = 6
 
@@ -61,20 +65,33 @@ def drive_chatmd(path: Path) -> None:
         if result is None:
             raise AssertionError(f"{label}: check_prompt must return a CheckResult")
         _render(label, result.diagnostics, result.sources)
-    if result.prompt is not None:
+    if result.prompt is not None:  # the confined result: nothing outside may show
         args = argparse.Namespace(allow_network=False, confine=True, format="text")
         for mode, emitter in EMITTERS.items():
-            total(f"chatmd compile --emit {mode}", lambda emitter=emitter: emitter(result, args),
-                  (DiagnosticError, EmitUnavailable))
+            emitted = total(f"chatmd compile --confine --emit {mode}",
+                            lambda emitter=emitter: emitter(result, args),
+                            (DiagnosticError, EmitUnavailable))
+            text = emitted if isinstance(emitted, str) or emitted is None else emitted[0]
+            if text is not None and OUTSIDE_MARKER in text:
+                raise FuzzFailure(f"chatmd compile --confine --emit {mode}: "
+                                  "a file outside the prompt folder was read")
     explained = total("chatmd shell explain", lambda: explain_prompt(path))
     if explained is not None:
         _render("shell explain", tuple(explained.diagnostics), None)
 
 
 def drive_chatmd_files(folder: Path, files: Mapping[str, str | bytes], root: str) -> None:
-    """Write ``files`` into ``folder`` and drive the entry points on ``root``."""
-    write_files(folder, files)
-    drive_chatmd(folder / root)
+    """Write ``files`` into ``folder/prompt`` and drive the entry points on ``root`` there.
+
+    ``folder/outside.txt`` (holding :data:`OUTSIDE_MARKER`) and the symlink
+    ``prompt/link.txt`` to it are what the confinement check looks for.
+    """
+    (folder / "outside.txt").write_text(OUTSIDE_MARKER + "\n", encoding="utf-8")
+    inner = folder / "prompt"
+    inner.mkdir()
+    (inner / "link.txt").symlink_to("../outside.txt")
+    write_files(inner, files)
+    drive_chatmd(inner / root)
 
 
 def drive_chatml(text: str, name: str = "fuzz.chatml") -> None:
