@@ -17,13 +17,18 @@ file (``build_file``), disassembles and runs what loads.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.render import render_all_text, render_json
 from chatcommon.sources import SourceRegistry
 from tests.fuzz.harness import FuzzFailure, total
+
+if TYPE_CHECKING:
+    from chatmd.frontend import CheckResult
 
 #: Budgets of a fuzzed VM run: small enough that a generated loop ends quickly.
 MAX_STEPS = 20_000
@@ -53,29 +58,41 @@ def _render(label: str, diagnostics: tuple[Diagnostic, ...],
     total(f"{label} render json", lambda: render_json(diagnostics))
 
 
+def _check(path: Path, confine: bool) -> CheckResult:
+    from chatmd.frontend import check_prompt
+
+    label = f"chatmd check confine={confine}"
+    result = total(label, functools.partial(check_prompt, path, confine=confine))
+    if result is None:
+        raise FuzzFailure(f"{label}: check_prompt must return a CheckResult")
+    _render(label, result.diagnostics, result.sources)
+    return result
+
+
+def _emit_all(result: CheckResult) -> None:
+    """Every ``compile --emit`` artefact of a confined result; none may show the outside file."""
+    from chatmd.cli import EMITTERS, EmitUnavailable
+
+    args = argparse.Namespace(allow_network=False, confine=True, format="text")
+    for mode, emitter in EMITTERS.items():
+        emitted = total(f"chatmd compile --confine --emit {mode}",
+                        functools.partial(emitter, result, args),
+                        (DiagnosticError, EmitUnavailable))
+        text = emitted if isinstance(emitted, str) or emitted is None else emitted[0]
+        if text is not None and OUTSIDE_MARKER in text:
+            raise FuzzFailure(f"chatmd compile --confine --emit {mode}: "
+                              "a file outside the prompt folder was read")
+
+
 def drive_chatmd(path: Path) -> None:
     """Run every ChatMD entry point on the prompt file ``path``."""
-    from chatmd.cli import EMITTERS, EmitUnavailable
-    from chatmd.frontend import check_prompt
     from chatmd.shell.integration import explain_prompt
 
-    for confine in (False, True):
-        label = f"chatmd check confine={confine}"
-        result = total(label, lambda confine=confine: check_prompt(path, confine=confine))
-        if result is None:
-            raise AssertionError(f"{label}: check_prompt must return a CheckResult")
-        _render(label, result.diagnostics, result.sources)
-    if result.prompt is not None:  # the confined result: nothing outside may show
-        args = argparse.Namespace(allow_network=False, confine=True, format="text")
-        for mode, emitter in EMITTERS.items():
-            emitted = total(f"chatmd compile --confine --emit {mode}",
-                            lambda emitter=emitter: emitter(result, args),
-                            (DiagnosticError, EmitUnavailable))
-            text = emitted if isinstance(emitted, str) or emitted is None else emitted[0]
-            if text is not None and OUTSIDE_MARKER in text:
-                raise FuzzFailure(f"chatmd compile --confine --emit {mode}: "
-                                  "a file outside the prompt folder was read")
-    explained = total("chatmd shell explain", lambda: explain_prompt(path))
+    _check(path, confine=False)
+    confined = _check(path, confine=True)
+    if confined.prompt is not None:
+        _emit_all(confined)
+    explained = total("chatmd shell explain", functools.partial(explain_prompt, path))
     if explained is not None:
         _render("shell explain", tuple(explained.diagnostics), None)
 

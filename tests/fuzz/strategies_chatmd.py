@@ -86,7 +86,7 @@ attributes = st.lists(
 ).map("".join)
 
 texts = st.one_of(
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=20),
+    st.text(st.characters(blacklist_categories=["Cs"]), max_size=20),
     st.sampled_from(["hello", "&amp;", "&lt;user&gt;", "&#0;", "&#xD800;", "&bogus;", "&",
                      "<", ">", "</", "<!", "<!--", "-->", "RAW|", "|RAW", "# title\n",
                      "* item\n", "```\ncode\n```", "\r\n", "\t", "\ufeff", "{{x}}", "${x}"]),

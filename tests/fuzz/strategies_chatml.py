@@ -32,7 +32,7 @@ counts = st.integers(1, MAX_REPEAT)
 string_literals = st.one_of(
     st.sampled_from([r'"a\nb"', r'"\t\\\""', r'"\u{1F600}"', r'"\x41"', r'"\q"', r'"\u{110000}"',
                      r'"\u{D800}"', '"unterminated', '"\0"', '"line\nbreak"', r'"\u{}"', '""']),
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=12).map(
+    st.text(st.characters(blacklist_categories=["Cs"]), max_size=12).map(
         lambda t: '"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"'),
 )
 comments = st.sampled_from(["(* c *)", "(* (* nested *) *)", "(* unterminated", "*)",

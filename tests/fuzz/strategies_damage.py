@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
