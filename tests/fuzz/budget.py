@@ -38,7 +38,7 @@ _PENDING_SWITCH = os.environ.get("CHATMD_FUZZ_PENDING", "").strip()
 PENDING_SHAPES = _PENDING_SWITCH == "1" or (is_long() and _PENDING_SWITCH != "0")
 
 #: Example-count multiplier of the long budget.
-LONG_FACTOR = 40
+LONG_FACTOR = 20
 #: Deepest generated nesting (elements, expressions) and longest repetition.
 MAX_DEPTH = 1500 if is_long() else 40
 MAX_REPEAT = 3000 if is_long() else 60

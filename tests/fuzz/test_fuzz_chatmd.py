@@ -17,21 +17,21 @@ from tests.fuzz.strategies_damage import chatmd_seeds, damaged
 pytestmark = pytest.mark.fuzz
 
 
-@fuzz_settings(60)
+@fuzz_settings(240)
 @given(documents)
 def test_generated_document(document: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         drive_chatmd_files(Path(folder), {"root.chatmd": document}, "root.chatmd")
 
 
-@fuzz_settings(40)
+@fuzz_settings(160)
 @given(prompt_folders())
 def test_generated_prompt_folder(files: dict[str, str | bytes]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         drive_chatmd_files(Path(folder), files, "root.chatmd")
 
 
-@fuzz_settings(60)
+@fuzz_settings(300)
 @given(st.deferred(lambda: damaged(chatmd_seeds())))
 def test_damaged_test_data(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as folder:

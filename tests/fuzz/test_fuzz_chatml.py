@@ -14,25 +14,25 @@ from tests.fuzz.strategies_damage import bytecode_seeds, chatml_seeds, damaged
 pytestmark = pytest.mark.fuzz
 
 
-@fuzz_settings(60)
+@fuzz_settings(300)
 @given(sources)
 def test_generated_source(text: str) -> None:
     drive_chatml(text)
 
 
-@fuzz_settings(40)
+@fuzz_settings(200)
 @given(structured)
 def test_nesting_and_repetition(text: str) -> None:
     drive_chatml(text)
 
 
-@fuzz_settings(30)
+@fuzz_settings(120)
 @given(printed_programs)
 def test_printed_syntax_trees(text: str) -> None:
     drive_chatml(text)
 
 
-@fuzz_settings(50)
+@fuzz_settings(240)
 @given(st.deferred(lambda: damaged(chatml_seeds())))
 def test_damaged_source(data: bytes) -> None:
     drive_bytecode(data)  # build_file reads it as source (or refuses it as not UTF-8)
@@ -43,7 +43,7 @@ def test_damaged_source(data: bytes) -> None:
     drive_chatml(text)
 
 
-@fuzz_settings(60)
+@fuzz_settings(300)
 @given(st.deferred(lambda: damaged(bytecode_seeds())))
 def test_damaged_bytecode(data: bytes) -> None:
     drive_bytecode(data)
