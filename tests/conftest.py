@@ -1,6 +1,6 @@
 """Shared pytest fixtures (where the shared conformance corpus lives) and hypothesis profiles.
 
-Profiles: ``fuzz-long`` is the long budget of the fuzzing suite (tests/fuzz,
+Profiles: ``fuzz-long`` is the long budget of the fuzzing suite (tests/fuzzing,
 docs/fuzzing.md); it is loaded by ``--hypothesis-profile=fuzz-long`` or by the
 environment variable ``CHATMD_FUZZ=long``. Without either, hypothesis' default
 profile applies and the fuzz tests run their short CI budget.

@@ -3,8 +3,8 @@
 Documents are built from the closed vocabulary (:mod:`chatmd.vocabulary`):
 core and shell tags (and a few unknown names), attributes with well-formed and
 hostile values, text with entities, ``RAW|...|RAW`` blocks, comments, nesting
-(up to :data:`~tests.fuzz.budget.MAX_DEPTH`) and repetition (up to
-:data:`~tests.fuzz.budget.MAX_REPEAT`). :func:`prompt_folders` gives a whole
+(up to :data:`~tests.fuzzing.budget.MAX_DEPTH`) and repetition (up to
+:data:`~tests.fuzzing.budget.MAX_REPEAT`). :func:`prompt_folders` gives a whole
 folder: a root prompt, imported prompts (that may import each other, cycles
 included), a ChatML module, an HTML and a Markdown document, and an image.
 
@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from chatmd.vocabulary import CORE_TAGS, SHELL_TAGS
-from tests.fuzz.budget import MAX_DEPTH, MAX_REPEAT, PENDING_SHAPES
+from tests.fuzzing.budget import MAX_DEPTH, MAX_REPEAT, PENDING_SHAPES
 
 S = st.SearchStrategy
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.budget import fuzz_settings
-from tests.fuzz.entry_points import drive_bytecode, drive_chatml
-from tests.fuzz.strategies_chatml import printed_programs, sources, structured
-from tests.fuzz.strategies_damage import bytecode_seeds, chatml_seeds, damaged
+from tests.fuzzing.budget import fuzz_settings
+from tests.fuzzing.entry_points import drive_bytecode, drive_chatml
+from tests.fuzzing.strategies_chatml import printed_programs, sources, structured
+from tests.fuzzing.strategies_damage import bytecode_seeds, chatml_seeds, damaged
 
 pytestmark = pytest.mark.fuzz
 

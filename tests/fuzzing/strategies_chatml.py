@@ -10,8 +10,8 @@ Three families, combined in :data:`sources`:
   nested modules, records and variant type declarations, ``let rec ... and``
   chains, ``;`` sequences, loops, strings with escapes (good and bad) and
   comments (nested, unterminated), at depths up to
-  :data:`~tests.fuzz.budget.MAX_DEPTH` and repetitions up to
-  :data:`~tests.fuzz.budget.MAX_REPEAT`;
+  :data:`~tests.fuzzing.budget.MAX_DEPTH` and repetitions up to
+  :data:`~tests.fuzzing.budget.MAX_REPEAT`;
 - realistic whole programs of :func:`tests.chatml.program_gen.realistic_program`.
 """
 
@@ -23,7 +23,7 @@ from chatml import ast
 from chatml.syntax.printer import PrinterError, print_program
 from tests.chatml.ast_strategies import operator_soups, programs
 from tests.chatml.program_gen import realistic_program
-from tests.fuzz.budget import MAX_DEPTH, MAX_REPEAT, PENDING_SHAPES
+from tests.fuzzing.budget import MAX_DEPTH, MAX_REPEAT, PENDING_SHAPES
 
 S = st.SearchStrategy
 
@@ -60,7 +60,7 @@ nested_expressions = st.builds(
 constant_patterns = st.builds(
     lambda depth, tag: (f"let g x = match x with | {f'`{tag}(' * depth}y{')' * depth} -> 1"
                         f" | _ -> 2"),
-    # deeper than 200 is pending (tests/fuzz/pending/deep_constant_pattern_201_read_back.json)
+    # deeper than 200 is pending (tests/fuzzing/pending/deep_constant_pattern_201_read_back.json)
     st.integers(1, MAX_DEPTH if PENDING_SHAPES else min(MAX_DEPTH, 200)),
     st.sampled_from(["A", "Some", "B"]))
 

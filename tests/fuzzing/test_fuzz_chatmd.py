@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.budget import fuzz_settings
-from tests.fuzz.entry_points import drive_chatmd, drive_chatmd_files
-from tests.fuzz.strategies_chatmd import documents, prompt_folders
-from tests.fuzz.strategies_damage import chatmd_seeds, damaged
+from tests.fuzzing.budget import fuzz_settings
+from tests.fuzzing.entry_points import drive_chatmd, drive_chatmd_files
+from tests.fuzzing.strategies_chatmd import documents, prompt_folders
+from tests.fuzzing.strategies_damage import chatmd_seeds, damaged
 
 pytestmark = pytest.mark.fuzz
 

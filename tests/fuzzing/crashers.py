@@ -1,4 +1,4 @@
-"""Kept crashers: the files of tests/fuzz/crashers/ (replayed) and tests/fuzz/pending/ (not yet).
+"""Kept crashers: the files of tests/fuzzing/crashers/ (replayed) and tests/fuzzing/pending/ (not yet).
 
 A crasher is one file, by suffix:
 
@@ -18,7 +18,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from tests.fuzz.entry_points import drive_bytecode, drive_chatmd_files, drive_chatml
+from tests.fuzzing.entry_points import drive_bytecode, drive_chatmd_files, drive_chatml
 
 HERE = Path(__file__).resolve().parent
 CRASHERS = HERE / "crashers"

@@ -4,7 +4,7 @@ The long budget is selected by ``CHATMD_FUZZ=long`` or by loading the
 hypothesis profile ``fuzz-long`` (``--hypothesis-profile=fuzz-long``); both
 are registered in ``tests/conftest.py``. :func:`fuzz_settings` gives a fuzz
 test its example count (scaled for the long budget) and turns hypothesis' own
-deadline off: the per-call deadline of :mod:`tests.fuzz.harness` is the one
+deadline off: the per-call deadline of :mod:`tests.fuzzing.harness` is the one
 that counts, and it interrupts a hang instead of timing it afterwards.
 
 Sizes grow with the budget too: :data:`MAX_DEPTH` bounds generated nesting,
@@ -33,7 +33,7 @@ def is_long() -> bool:
 #: (raw NUL and over-long file references, nesting deeper than the short budget). Off in the
 #: short budget until that branch is merged (then set it to True); always on in the long one,
 #: ``CHATMD_FUZZ_PENDING=1`` turns them on, ``=0`` off (to look for other crashers in the long
-#: budget). Their minimised crashers wait in tests/fuzz/pending/.
+#: budget). Their minimised crashers wait in tests/fuzzing/pending/.
 _PENDING_SWITCH = os.environ.get("CHATMD_FUZZ_PENDING", "").strip()
 PENDING_SHAPES = _PENDING_SWITCH == "1" or (is_long() and _PENDING_SWITCH != "0")
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.render import render_all_text, render_json
 from chatcommon.sources import SourceRegistry
-from tests.fuzz.harness import FuzzFailure, total
+from tests.fuzzing.harness import FuzzFailure, total
 
 if TYPE_CHECKING:
     from chatmd.frontend import CheckResult

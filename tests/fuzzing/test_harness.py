@@ -10,9 +10,9 @@ import pytest
 from hypothesis import Phase, find, settings
 
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
-from tests.fuzz.crashers import PENDING, _expand, cases
-from tests.fuzz.harness import FuzzFailure, total
-from tests.fuzz.strategies_damage import bytecode_seeds, chatmd_seeds, chatml_seeds, damaged
+from tests.fuzzing.crashers import PENDING, _expand, cases
+from tests.fuzzing.harness import FuzzFailure, total
+from tests.fuzzing.strategies_damage import bytecode_seeds, chatmd_seeds, chatml_seeds, damaged
 
 pytestmark = pytest.mark.fuzz
 

@@ -1,6 +1,6 @@
-"""Replay every kept crasher of tests/fuzz/crashers/ through every entry point of its language.
+"""Replay every kept crasher of tests/fuzzing/crashers/ through every entry point of its language.
 
-The crashers of tests/fuzz/pending/ (shapes fixed on the issue-16 branch) are
+The crashers of tests/fuzzing/pending/ (shapes fixed on the issue-16 branch) are
 not run here; they move into crashers/ when that branch is merged.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz.crashers import CRASHERS, PENDING, SUFFIXES, cases, replay
+from tests.fuzzing.crashers import CRASHERS, PENDING, SUFFIXES, cases, replay
 
 pytestmark = pytest.mark.fuzz
 
@@ -22,5 +22,5 @@ def test_crasher_is_answered(path: Path) -> None:
 
 def test_pending_crashers_are_well_formed() -> None:
     pending = cases(PENDING)
-    assert pending, "tests/fuzz/pending holds the issue-16 table's shapes until merge"
+    assert pending, "tests/fuzzing/pending holds the issue-16 table's shapes until merge"
     assert all(p.suffix in SUFFIXES for p in pending)
