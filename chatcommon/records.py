@@ -167,7 +167,7 @@ def _six(cls: type, *s: Any) -> Callable[..., Any]:
     a, b, c, d, e, f = s
 
     def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x1)
         b(node, x2)
         c(node, x3)
@@ -182,7 +182,7 @@ def _seven(cls: type, *s: Any) -> Callable[..., Any]:
     a, b, c, d, e, f, g = s
 
     def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any, x7: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x1)
         b(node, x2)
         c(node, x3)
@@ -200,7 +200,7 @@ def _fourteen(cls: type, *s: Any) -> Callable[..., Any]:
 
     def make(x1: Any, x2: Any, x3: Any, x4: Any, x5: Any, x6: Any, x7: Any, x8: Any,
              x9: Any, x10: Any, x11: Any, x12: Any, x13: Any, x14: Any) -> Any:
-        node = _new(cls)
+        node: Any = _new(cls)
         a(node, x1)
         b(node, x2)
         c(node, x3)

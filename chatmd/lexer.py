@@ -242,6 +242,8 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         return resume
 
     simple_at = _SIMPLE_OPEN.match
+    body: str | None  # an element's text (None: no text token) or a tag's inside
+    attributes: tuple[Attribute, ...] | None  # None: not in attribute_cache yet
     i = 0
     while i < n:
         if elements and not scopes:
@@ -264,7 +266,7 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
                         j = body_start = after - len(run)
                         body, body_end, close = run or None, after, after
                     if close >= 0:
-                        attributes = attribute_cache.get(attribute_text)  # type: ignore[assignment]
+                        attributes = attribute_cache.get(attribute_text)
                         if attributes is None:
                             attributes = tuple([_new_attribute(key, value) for key, value
                                                 in _SIMPLE_PAIR.findall(attribute_text)])
@@ -305,7 +307,7 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
                 if stray_candidates is not None:
                     stray_candidates.append(i)
             if split is None:
-                attributes: tuple[Attribute, ...] = ()
+                attributes = ()
             else:
                 attribute_text = body[split.start() + 1 :]
                 cached = attribute_cache.get(attribute_text)

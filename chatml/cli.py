@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return guarded(args)
 
 
-def guarded(args: argparse.Namespace) -> int:
+def guarded(args: argparse.Namespace | ParsedArgs) -> int:
     """``args.handler(args)``; an exception escaping it is ``chatml.internal_error``, exit 1."""
     try:
         return int(args.handler(args))

@@ -37,7 +37,13 @@ from typing import Any
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import Span
 from chatml import ast
-from chatml.bytecode.code import CodeObject, CompiledModule, Position, source_hash
+from chatml.bytecode.code import (
+    MAX_PATTERN_DEPTH,
+    CodeObject,
+    CompiledModule,
+    Position,
+    source_hash,
+)
 from chatml.bytecode.opcodes import Op
 from chatml.resolve import Binding, Free, FunctionScope, Global, Local, Resolution, syntactic_kind
 
@@ -450,7 +456,12 @@ class _Compiler:
         for _ in range(opened):
             self.emit(Op.END, node.span)
 
-    def pattern(self, pattern: ast.Pattern) -> tuple[Any, ...]:
+    def pattern(self, pattern: ast.Pattern, depth: int = 0) -> tuple[Any, ...]:
+        if depth > MAX_PATTERN_DEPTH:
+            raise DiagnosticError(Diagnostic.at(
+                pattern.span, "chatml.too_deep",
+                f"pattern nested more than {MAX_PATTERN_DEPTH} deep", phase="compile",
+                hint="match the outer constructors here and the inner value in a nested match"))
         match pattern:
             case ast.PWildcard():
                 return ("_",)
@@ -461,9 +472,10 @@ class _Compiler:
             case ast.PInt() | ast.PFloat() | ast.PBool() | ast.PString():
                 return ("lit", pattern.value)
             case ast.PVariant():
-                return ("variant", pattern.tag, tuple(self.pattern(p) for p in pattern.args))
+                return ("variant", pattern.tag,
+                        tuple(self.pattern(p, depth + 1) for p in pattern.args))
             case ast.PRecord():
-                return ("record", tuple((f.label, self.pattern(f.pattern))
+                return ("record", tuple((f.label, self.pattern(f.pattern, depth + 1))
                                         for f in pattern.fields), pattern.is_open)
 
     # ------------------------------------------------------------------ statements

@@ -81,6 +81,8 @@ class Ref:
 
     __slots__ = ("value", "lookup_cache")
 
+    lookup_cache: Any  # hashtbl's index or None (a slot: no class attribute, no runtime cost)
+
     def __init__(self, value: Value) -> None:
         self.value = value
 
@@ -105,9 +107,9 @@ class TableRef(Ref):
     def __init__(self, value: Value) -> None:
         self.entries = value
         self.exposed = False
-        self.lookup_cache: Any = None
+        self.lookup_cache = None
 
-    @property  # type: ignore[override]
+    @property
     def value(self) -> Value:
         self.exposed = True
         return self.entries

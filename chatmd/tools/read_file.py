@@ -30,13 +30,13 @@ CONFINEMENT = (
 
 #: The root of a ``<tool name="read_file"/>`` declared without ``<read>`` children.
 # (IR records are attrs classes built through an ``Any`` decorator, opaque to mypy)
-DEFAULT_ROOTS = (ReadRoot("cwd", PathExpr("tool_dir", ""),  # type: ignore[call-arg]
+DEFAULT_ROOTS = (ReadRoot("cwd", PathExpr("tool_dir", ""),
                           "ochat launch directory"),)
 
 
 def default_read_file_tool(name: str, provenance: Provenance | None = None) -> ReadFileTool:
     """The read_file tool a bare ``<tool name="read_file|get_contents"/>`` stands for."""
-    return ReadFileTool(name, DEFAULT_ROOTS, provenance=provenance)  # type: ignore[call-arg]
+    return ReadFileTool(name, DEFAULT_ROOTS, provenance=provenance)
 
 
 def read_file_description(roots: list[ResolvedRoot], description: str | None) -> str:

@@ -18,6 +18,10 @@ from chatml.bytecode.opcodes import Op
 FORMAT_VERSION = 1
 """Bumped whenever the instruction set or the serialised layout changes."""
 
+#: How deep a match pattern may nest in bytecode: the compiler refuses deeper patterns
+#: (``chatml.too_deep``) and the verifier rejects them in a bytecode file.
+MAX_PATTERN_DEPTH = 200
+
 Instruction = tuple[int, int, int]
 Position = tuple[int, int, int, int]
 """(line, column, end line, end column), 1-based, as reported to users."""

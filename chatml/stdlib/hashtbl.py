@@ -84,14 +84,14 @@ def _entries(qualified: str, table: Value, key: Value) -> list[Value]:
 
 def _array_of(table: Ref) -> Value:
     """The cell's content, read without exposing a :class:`TableRef`'s array."""
-    return table.entries if type(table) is TableRef else table.value  # type: ignore[attr-defined]
+    return table.entries if type(table) is TableRef else table.value
 
 
 def _store(table: Ref, entries: list[Value]) -> None:
     """Give the cell a new entry array that only the table has seen."""
     if type(table) is TableRef:
-        table.entries = entries  # type: ignore[attr-defined]
-        table.exposed = False  # type: ignore[attr-defined]
+        table.entries = entries
+        table.exposed = False
     else:
         table.value = entries
 
@@ -155,10 +155,10 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
     """
     kind = type(table)
     if kind is TableRef:
-        entries = table.entries  # type: ignore[union-attr]
-        exposed = table.exposed  # type: ignore[union-attr]
+        entries = table.entries
+        exposed = table.exposed
     elif kind is Ref:
-        entries = table.value  # type: ignore[union-attr]
+        entries = table.value
         exposed = True
     else:
         entries = None
@@ -185,13 +185,13 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
             except Exception:  # a pathological element comparison (e.g. too deep): rebuild
                 valid = False
     if not valid:
-        cache = _build_index(table, entries)  # type: ignore[arg-type]
+        cache = _build_index(table, entries)
         if cache is None:
-            return entries, scan_position(entries, key), None  # type: ignore[arg-type]
+            return entries, scan_position(entries, key), None
     if exposed and kind is TableRef and _getrefcount(entries) == _UNSHARED:
         # validated, and no one but the cell and its index holds the array any more:
         # nothing else can write into it until the cell is read again
-        table.exposed = False  # type: ignore[union-attr]
+        table.exposed = False
     position = cache.positions.get(key, -1)
     if position >= 0:
         entry = entries[position]
@@ -252,9 +252,9 @@ def set_(table: Value, key: Value, value: Value) -> None:
             if meter.memory < 0:
                 meter.out_of_memory()
             entry = {"key": key, "value": value}
-            position = cache.positions.get(key, -1)  # type: ignore[arg-type]
+            position = cache.positions.get(key, -1)
             if position < 0:
-                cache.positions[key] = length  # type: ignore[index]
+                cache.positions[key] = length
                 entries.append(entry)
                 cache.snapshot.append(entry)
             else:
@@ -285,7 +285,7 @@ def _set(table: Value, key: Value, value: Value) -> None:
         updated.append(entry)
     else:
         updated[position] = entry
-    _store(table, updated)  # type: ignore[arg-type]
+    _store(table, updated)
     if cache is not None:  # the index moves on to the new array
         if position < 0:
             cache.positions[key] = len(entries)
@@ -323,5 +323,5 @@ def remove(table: Value, key: Value) -> None:
     charge_array(len(entries))
     kept = [entry for entry in entries if not _holds(entry, key)]
     calls.journal_ref(table)
-    _store(table, kept)  # type: ignore[arg-type]
-    table.lookup_cache = None  # type: ignore[union-attr]
+    _store(table, kept)
+    table.lookup_cache = None

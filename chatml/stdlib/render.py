@@ -218,25 +218,24 @@ _COMMA = _Literal(", ")
 
 
 def _open_task(task: Task, emit: Any) -> list[Any] | None:
-    kind = type(task)
-    if kind is Pure:
+    if type(task) is Pure:
         emit("pure(")
         return [iter((task.value,)), _PARTS, None, ")", 0]
-    if kind is Fail:
+    if type(task) is Fail:
         emit("fail(" + task.message + ")")
         return None
-    if kind is Bind:
+    if type(task) is Bind:
         emit("bind(")
         return [iter((task.task, _COMMA, task.continuation)), _PARTS, None, ")", 0]
-    if kind is Map:
+    if type(task) is Map:
         emit("map(")
         return [iter((task.task, _COMMA, task.function)), _PARTS, None, ")", 0]
-    if kind is Catch:
+    if type(task) is Catch:
         emit("catch(")
         return [iter((task.task, _COMMA, task.handler)), _PARTS, None, ")", 0]
-    if kind is Perform or kind is Spawn:
-        name = "perform" if kind is Perform else "spawn"
-        emit(f"{name}({{operation = {task.operation}, args = [")  # type: ignore[attr-defined]
-        return [iter(enumerate(task.args)), _ITEMS, None, "]})", 0]  # type: ignore[attr-defined]
-    emit(f"<{kind.__name__}>")
+    if type(task) is Perform or type(task) is Spawn:
+        name = "perform" if type(task) is Perform else "spawn"
+        emit(f"{name}({{operation = {task.operation}, args = [")
+        return [iter(enumerate(task.args)), _ITEMS, None, "]})", 0]
+    emit(f"<{type(task).__name__}>")
     return None

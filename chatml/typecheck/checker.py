@@ -223,11 +223,11 @@ class _Cyclic(Exception):
 def _settle(t: Type, done: dict[Type, Type], active: set[Type]) -> Type:
     """:func:`settled` for an acyclic graph, one node at a time (the common case)."""
     while type(t) is TVar:
-        link = t.link  # type: ignore[attr-defined]
+        link = t.link
         if link is None:
             return t
         t = link
-    kind = type(t)
+    kind: type[Any] = type(t)  # Any: the last branch calls it as TArray or TRef
     if kind not in _SETTLED or has_type_name(t):
         return t
     copy = done.get(t)
@@ -256,7 +256,7 @@ def _settle(t: Type, done: dict[Type, Type], active: set[Type]) -> Type:
         copy = kind(_settle(node.elem, done, active))
     active.discard(t)
     done[t] = copy
-    return copy  # type: ignore[no-any-return]
+    return copy
 
 
 #: The compound types :func:`_settle` copies (registered named types are kept).

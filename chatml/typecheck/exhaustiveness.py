@@ -126,7 +126,7 @@ def check_exhaustive(ck: Checker, match: ast.Match, scrutinee: Type) -> None:
         by_tag: dict[str, list[ast.Pattern]] = {}  # (one pass: a match may have 10,000 arms)
         for pattern in patterns:
             if type(pattern) is ast.PVariant:
-                by_tag.setdefault(pattern.tag, []).append(pattern)  # type: ignore[attr-defined]
+                by_tag.setdefault(pattern.tag, []).append(pattern)
         for tag in sorted(fields):
             payload = fields[tag]
             for pattern in by_tag.get(tag, ()):

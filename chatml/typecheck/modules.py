@@ -106,7 +106,7 @@ def _unsafe(ck: Checker) -> UnsafeNames:
     state = ck.unsafe_names
     if state is None:
         state = ck.unsafe_names = UnsafeNames()
-    return state  # type: ignore[no-any-return]
+    return state
 
 
 def check_module(ck: Checker, stmt: ast.ModuleStmt,

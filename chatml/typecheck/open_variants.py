@@ -37,10 +37,10 @@ class OpenVariant:
             return False
         if variant is self.variant and self.tail is not None and self.tail.link is None:
             return True
-        fields, tail = flatten_row(variant.row)  # type: ignore[attr-defined]
+        fields, tail = flatten_row(variant.row)
         if type(tail) is not TVar:
             return False
-        self.variant, self.labels, self.tail = variant, dict(fields), tail  # type: ignore[assignment]
+        self.variant, self.labels, self.tail = variant, dict(fields), tail
         return True
 
     def add(self, tag: str, payload: Type, level: int) -> None:

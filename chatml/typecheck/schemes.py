@@ -138,12 +138,12 @@ def _copy(t: Type, level: int, fresh: dict[Type, Type], active: set[Type]) -> Ty
             if var is None:
                 var = fresh[t] = TVar(level)
             return var
-    kind = type(t)
+    kind: type[Any] = type(t)  # Any: the last branch calls it as TArray or TRef
     if kind not in _COPIED:
         return original
-    known = fresh.get(t)  # type: ignore[call-overload]
+    known = fresh.get(t)
     if known is not None:  # a shared node: copied once
-        return known  # type: ignore[no-any-return]
+        return known
     if t in active:
         raise _Cycle
     active.add(t)
@@ -187,7 +187,7 @@ def _copy(t: Type, level: int, fresh: dict[Type, Type], active: set[Type]) -> Ty
             changed = True
     active.discard(t)
     if not changed:
-        fresh[t] = t  # type: ignore[index]
+        fresh[t] = t
         return original
     copy: Any
     if kind is TFun:
@@ -203,9 +203,9 @@ def _copy(t: Type, level: int, fresh: dict[Type, Type], active: set[Type]) -> Ty
     elif kind is TConstr:
         copy = TConstr(node.name, tuple(parts))
     else:
-        copy = kind(parts[0])  # type: ignore[call-arg]
-    fresh[t] = copy  # type: ignore[index]
-    return copy  # type: ignore[no-any-return]
+        copy = kind(parts[0])
+    fresh[t] = copy
+    return copy
 
 
 #: The composite types :func:`_copy` rebuilds (everything else has no generic variable).
@@ -240,8 +240,8 @@ def copy_graph(t: Type, level: int, everything: bool) -> Type:
     def image(part: Type) -> Type:
         copy = copies.get(part)
         if copy is not None:
-            return copy  # type: ignore[no-any-return]
-        if not everything and type(part) is TVar and part.level == GENERIC:  # type: ignore[attr-defined]
+            return copy
+        if not everything and type(part) is TVar and part.level == GENERIC:
             var = fresh.get(part)
             if var is None:
                 var = fresh[part] = TVar(level)
@@ -329,7 +329,7 @@ def _reaching_generic(components: dict[Type, list[Type]]) -> set[Type]:
     todo: list[Type] = []
     for node, parts in components.items():
         for part in parts:
-            if type(part) is TVar and part.level == GENERIC:  # type: ignore[attr-defined]
+            if type(part) is TVar and part.level == GENERIC:
                 if node not in found:
                     found.add(node)
                     todo.append(node)

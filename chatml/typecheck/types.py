@@ -37,6 +37,7 @@ Printing follows spec 4.1: ``(int, string -> bool)``, ``{a: int; ...}``,
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from chatcommon.type_length import (  # noqa: F401 (re-exported)
     TYPE_LENGTH_LIMIT,
@@ -267,10 +268,10 @@ def resolve(t: Type) -> Type:
     target: Type = link
     while type(target) is TVar and target.link is not None:
         target = target.link
-    node: Type = t
+    node: Any = t  # a TVar until it is target
     while node is not target:
-        following = node.link  # type: ignore[attr-defined]
-        node.link = target  # type: ignore[attr-defined]
+        following = node.link
+        node.link = target
         node = following
     return target
 
@@ -510,15 +511,16 @@ class _Printer:
             work.append(roots[index])
             if index:
                 work.append(separator)
+        item: Any  # dispatched on kind, which mypy cannot follow
         while work:
             item = work.pop()
             kind = type(item)
             if kind is str:
-                out.append(item)  # type: ignore[arg-type]
-                chars += len(item)  # type: ignore[arg-type]
+                out.append(item)
+                chars += len(item)
                 continue
             if kind is _End:
-                end: _End = item  # type: ignore[assignment]
+                end: _End = item
                 depth = path.pop(end.key)
                 low = lows.pop()
                 if lows and low < lows[-1]:
@@ -529,12 +531,12 @@ class _Printer:
                     repeatable = end.key in repeated
                 done[end.key] = "".join(out[end.start:]) if repeatable else None
                 continue
-            t = resolve(item)  # type: ignore[arg-type]
-            text = self.namer.name(t) if type(t) is TVar else _leaf(t)  # type: ignore[arg-type]
+            t = resolve(item)
+            text = self.namer.name(t) if type(t) is TVar else _leaf(t)
             if text is None:
                 key = id(t)
                 if key in path:  # a back edge
-                    text = t.name if type(t) is TMu else "'rec"  # type: ignore[attr-defined]
+                    text = t.name if type(t) is TMu else "'rec"
                     if path[key] < lows[-1]:
                         lows[-1] = path[key]
                 elif key in done:

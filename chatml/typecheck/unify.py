@@ -459,10 +459,10 @@ def _walk_shared(var: TVar, t: Type, level: int, find: bool) -> bool:
 # --------------------------------------------------------------------------- same constructor
 
 
-def _unify_elem(a: Type, b: Type) -> None:
+def _unify_elem(a: TArray | TRef, b: TArray | TRef) -> None:
     # (a and b are both TArray or both TRef: _SAME dispatches on the type)
-    if a.elem is not b.elem:  # type: ignore[attr-defined]
-        unify(a.elem, b.elem)  # type: ignore[attr-defined]
+    if a.elem is not b.elem:
+        unify(a.elem, b.elem)
 
 
 def _unify_fun(a: TFun, b: TFun) -> None:

@@ -143,10 +143,10 @@ def _matches(value: Value, pattern: tuple[Any, ...], bindings: list[tuple[int, V
         return value is literal if isinstance(literal, bool) else bool(value == literal)
     if kind == "variant":
         args = pattern[2]
-        if value.tag != pattern[1] or len(value.args) != len(args):  # type: ignore[union-attr]
+        if value.tag != pattern[1] or len(value.args) != len(args):
             return False
         return all(_matches(item, sub, bindings)
-                   for item, sub in zip(value.args, args, strict=True))  # type: ignore[union-attr]
+                   for item, sub in zip(value.args, args, strict=True))
     fields = pattern[1]
     if type(value) is not dict or not all(label in value for label, _ in fields):
         return False

@@ -417,7 +417,8 @@ class _Body:
         self.tr = tr
         self.index = index
         self.code = tr.module.codes[index]
-        self.consts = tr.module.consts
+        # Any: each instruction knows the shape of the constants it reads
+        self.consts: tuple[Any, ...] = tr.module.consts
         self.indent = indent
         self.loop_depth = 1 if in_loop else 0
         self.stack: list[Operand] = []
@@ -699,7 +700,7 @@ class _Body:
         return snapshot
 
     def group(self, k: int) -> list[tuple[int, int | None]]:
-        return [(item[0], item[1]) for item in self.consts[k]]  # type: ignore[attr-defined]
+        return [(item[0], item[1]) for item in self.consts[k]]
 
     # ------------------------------------------------------------------ blocks
 
@@ -730,7 +731,7 @@ class _Body:
     def match_arm(self, k: int) -> None:
         slot: int
         pattern: tuple[Any, ...]
-        slot, pattern = self.consts[k]  # type: ignore[misc]  # verified: (slot, pattern)
+        slot, pattern = self.consts[k]  # verified: (slot, pattern)
         conditions: list[str] = []
         bindings: list[tuple[Var, str]] = []
         self.pattern(self.tr.local(self.index, slot), pattern, conditions, bindings)
@@ -853,14 +854,14 @@ class _Body:
             self.charge(COST["string"], 1, f"len({t})")
 
     def op_make_record(self, a: int, b: int) -> None:
-        labels: tuple[str, ...] = self.consts[a]  # type: ignore[assignment]
+        labels: tuple[str, ...] = self.consts[a]
         values = self.pop(len(labels))
         items = ", ".join(f"{label!r}: {v}" for label, v in zip(labels, values, strict=True))
         self.push_temp(f"{{{items}}}")
         self.charge(COST["record"] + COST["field"] * len(labels))
 
     def op_extend(self, a: int, b: int) -> None:
-        labels: tuple[str, ...] = self.consts[a]  # type: ignore[assignment]
+        labels: tuple[str, ...] = self.consts[a]
         values = self.pop(len(labels))
         base = self.pop1()
         items = "".join(f", {label!r}: {v}" for label, v in zip(labels, values, strict=True))
@@ -1024,7 +1025,7 @@ class _Body:
 
     def op_module_fill(self, a: int, b: int) -> None:
         module = self.pop1()
-        fill: tuple[tuple[str, int], ...] = self.consts[a]  # type: ignore[assignment]
+        fill: tuple[tuple[str, int], ...] = self.consts[a]
         items = ", ".join(f"{name!r}: g{slot}" for name, slot in fill)
         self.emit(f"{module}.update({{{items}}})")
 

@@ -31,11 +31,9 @@ from typing import Any
 
 import attrs
 
-from chatml.bytecode.code import FREE, LOCAL, CodeObject, CompiledModule
+from chatml.bytecode.code import FREE, LOCAL, MAX_PATTERN_DEPTH, CodeObject, CompiledModule
 from chatml.bytecode.opcodes import Op
 from chatml.bytecode.serialize import BytecodeFormatError
-
-MAX_PATTERN_DEPTH = 200
 
 
 @attrs.frozen

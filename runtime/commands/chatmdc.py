@@ -264,7 +264,7 @@ def _internal(path: str, error: Exception) -> Diagnostic:
     return internal_error("chatmd", path, error)
 
 
-def _guarded(args: argparse.Namespace) -> int:
+def _guarded(args: argparse.Namespace | ParsedArgs) -> int:
     """``args.run(args)``; an exception escaping it is ``chatmd.internal_error``, exit 1."""
     try:
         return int(args.run(args))

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from chatcommon.diagnostics import DiagnosticError
+from chatcommon.records import evolve
 from chatmd.frontend import load_prompt_text
 from chatmd.ir import AgentTool, Message, Prompt, TextItem
 from chatmd.request_context import AgentRunError, ConversionContext, HttpFetcher, NoNetworkFetcher
@@ -92,7 +93,7 @@ def is_blank_user_message(item: Any) -> bool:
 def without_placeholder(prompt: Prompt) -> tuple[Prompt, bool]:
     """``prompt`` without a trailing empty ``<user>`` placeholder; True when one was dropped."""
     if prompt.items and is_blank_user_message(prompt.items[-1]):
-        return attrs.evolve(prompt, items=prompt.items[:-1]), True  # type: ignore[misc]
+        return evolve(prompt, items=prompt.items[:-1]), True
     return prompt, False
 
 

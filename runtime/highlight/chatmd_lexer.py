@@ -136,7 +136,7 @@ class ChatMDLexer(Lexer):
         super().__init__(**options)
         self._chatml = ChatMLLexer(stripnl=False, ensurenl=False)
 
-    def get_tokens_unprocessed(self, text: str) -> Tokens:  # type: ignore[override]
+    def get_tokens_unprocessed(self, text: str) -> Tokens:
         scope = _Scope()
         i = 0
         n = len(text)

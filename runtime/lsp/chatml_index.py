@@ -140,34 +140,33 @@ class _Indexer:
                    prefix: str = "") -> dict[str, Binder]:
         defined: dict[str, Binder] = {}
         for stmt in statements:
-            kind = type(stmt)
-            if kind is ast.LetStmt:
-                self.expr(stmt.rhs, scope)  # type: ignore[union-attr]
-                binder = self.bind(scope, stmt.name, stmt.name_span, "let",  # type: ignore[union-attr]
+            if type(stmt) is ast.LetStmt:
+                self.expr(stmt.rhs, scope)
+                binder = self.bind(scope, stmt.name, stmt.name_span, "let",
                                    (stmt.span.end, end), prefix)
                 if binder is not None:
                     defined[binder.name] = binder
-            elif kind is ast.LetRecStmt:
-                for binding in stmt.bindings:  # type: ignore[union-attr]
+            elif type(stmt) is ast.LetRecStmt:
+                for binding in stmt.bindings:
                     binder = self.bind(scope, binding.name, binding.name_span, "rec",
                                        (stmt.span.start, end), prefix)
                     if binder is not None:
                         defined[binder.name] = binder
-                for binding in stmt.bindings:  # type: ignore[union-attr]
+                for binding in stmt.bindings:
                     self.expr(binding.rhs, scope)
-            elif kind is ast.ModuleStmt:
+            elif type(stmt) is ast.ModuleStmt:
                 inner = _Scope(scope)
-                members = self.statements(stmt.body, inner, stmt.span.end,  # type: ignore[union-attr]
-                                          f"{prefix}{stmt.name}.")  # type: ignore[union-attr]
-                self.index.modules[stmt.name] = members  # type: ignore[union-attr]
-                binder = self.bind(scope, stmt.name, stmt.name_span, "module",  # type: ignore[union-attr]
+                members = self.statements(stmt.body, inner, stmt.span.end,
+                                          f"{prefix}{stmt.name}.")
+                self.index.modules[stmt.name] = members
+                binder = self.bind(scope, stmt.name, stmt.name_span, "module",
                                    (stmt.span.end, end), prefix)
                 if binder is not None:
                     defined[binder.name] = binder
-            elif kind is ast.OpenStmt:
-                self.open(stmt, scope, end)  # type: ignore[arg-type]
-            elif kind is ast.ExprStmt:
-                self.expr(stmt.expr, scope)  # type: ignore[union-attr]
+            elif type(stmt) is ast.OpenStmt:
+                self.open(stmt, scope, end)
+            elif type(stmt) is ast.ExprStmt:
+                self.expr(stmt.expr, scope)
         return defined
 
     def open(self, stmt: ast.OpenStmt, scope: _Scope, end: int) -> None:

@@ -100,7 +100,7 @@ def run_verify(args: argparse.Namespace) -> int:
     return EXIT_RAN
 
 
-def add_exec_commands(actions: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_exec_commands(actions: argparse._SubParsersAction) -> None:
     """Add ``exec`` and ``audit verify`` to the ``chatmdc shell`` subcommands."""
     run = actions.add_parser("exec", help="run one shell tool call as the model would and "
                              "print what the model would receive")

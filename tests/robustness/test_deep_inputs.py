@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from chatml.bytecode.code import MAX_PATTERN_DEPTH
 from chatml.bytecode.serialize import deserialize, serialize
 from chatml.check import check_source
 from tests.robustness import programs
@@ -39,7 +40,7 @@ def test_html_markdown_keeps_its_rendering_when_shallow() -> None:
         "\n\n```\np\n q\n```")
 
 
-@pytest.mark.parametrize("depth", [400, 3000])
+@pytest.mark.parametrize("depth", [150, 200])
 @pytest.mark.parametrize("command", ["compile", "dis", "check"])
 def test_deep_constant_pattern(depth: int, command: str, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,14 +49,30 @@ def test_deep_constant_pattern(depth: int, command: str, tmp_path: Path,
     argv = [command, str(source)] + (["-o", str(tmp_path / "p.bc")] if command == "compile" else [])
     outcome = chatml(argv, capsys)
     assert outcome.status == 0, outcome.err[-1000:]
-    if command == "compile":
+    if command == "compile":  # what compile writes, run reads back
         module = deserialize((tmp_path / "p.bc").read_bytes())
         assert serialize(module) == (tmp_path / "p.bc").read_bytes()
+        assert chatml(["run", str(tmp_path / "p.bc")], capsys).out == "2\n"
     if command == "dis":  # the constant is shown clipped, every line short
         assert max(len(line) for line in outcome.out.splitlines()) < 200
 
 
-@pytest.mark.parametrize("depth", [400, 3000])
+@pytest.mark.parametrize("depth", [MAX_PATTERN_DEPTH + 2, 3000])
+@pytest.mark.parametrize("command", ["compile", "dis", "run"])
+def test_constant_pattern_deeper_than_bytecode_allows_is_too_deep(
+        depth: int, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pattern deeper than bytecode holds is refused when compiled, positioned at it."""
+    source = tmp_path / "p.chatml"
+    source.write_text(programs.constant_pattern(depth), encoding="utf-8")
+    argv = [command, str(source)] + (["-o", str(tmp_path / "p.bc")] if command == "compile" else [])
+    outcome = chatml(argv, capsys)
+    assert outcome.status == 1
+    assert "error[chatml.too_deep]" in outcome.err and "pattern nested more than" in outcome.err
+    assert not (tmp_path / "p.bc").exists()
+    assert chatml(["check", str(source)], capsys).status == 0  # checking has no such limit
+
+
+@pytest.mark.parametrize("depth", [200, 400])
 def test_deep_constant_pattern_runs_or_is_reported(depth: int, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,7 +83,9 @@ def test_deep_constant_pattern_runs_or_is_reported(depth: int, tmp_path: Path,
     for _ in range(2):
         outcome = chatml(["run", str(source)], capsys)
         assert outcome.out == "2\n" or "error[chatml." in outcome.err
-    assert list((tmp_path / "cache" / "chatml").iterdir())  # the deep constant was cached
+    if depth <= MAX_PATTERN_DEPTH:
+        assert outcome.out == "2\n"
+        assert list((tmp_path / "cache" / "chatml").iterdir())  # the deep constant was cached
 
 
 @pytest.mark.parametrize("count", [1000, 10_000])

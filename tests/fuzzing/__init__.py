@@ -1,0 +1,1 @@
+"""The fuzzing suite: structure-aware hypothesis strategies driving every frontend entry point."""
