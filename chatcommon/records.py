@@ -84,7 +84,7 @@ def evolve(record: _R, **changes: Any) -> _R:
     """``attrs.evolve`` for a :data:`frozen_record` class: a copy with ``changes`` applied."""
     # mypy's attrs plugin checks evolve() only for classes it saw decorated by attrs itself;
     # frozen_record classes are attrs classes it knows through dataclass_transform instead.
-    return attrs.evolve(record, **changes)  # type: ignore[misc]
+    return attrs.evolve(record, **changes)  # type: ignore[misc]  # attrs.evolve is typed for attrs classes; frozen_record classes are attrs classes at run time
 
 
 def fast_constructor(cls: type) -> Callable[..., Any]:

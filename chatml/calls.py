@@ -147,7 +147,7 @@ def expected_arity(fn: Callable[..., Value]) -> int | None:
 def arity_message(fn: Callable[..., Value], expected: int) -> str:
     if not is_builtin(fn):
         return "Function arity mismatch"
-    short = fn.chatml_builtin.rsplit(".", 1)[-1]  # type: ignore[attr-defined]
+    short = fn.chatml_builtin.rsplit(".", 1)[-1]  # type: ignore[attr-defined]  # a builtin carries its name (values.builtin)
     words = NUMBER_WORDS.get(expected, f"exactly {expected} arguments")
     if expected == 0:
         return f"{short}: expected zero arguments"
@@ -231,4 +231,4 @@ def emit_output(text: str) -> None:
     if sink is None:
         sys.stdout.write(text)
     else:
-        sink(text)  # type: ignore[operator]
+        sink(text)  # type: ignore[operator]  # the sink is a callable when set

@@ -15,11 +15,11 @@ its ``@implements`` registrations have run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from chatml.calls import NUMBER_WORDS
 from chatml.registration import IMPLEMENTATIONS
 from chatml.surfaces import scheme_of
+from chatml.surfaces.model import Export, Surface
 from chatml.typecheck.types import TFun
 from chatml.values import ChatMLFailure, Module, Perform, Spawn, Value, Variant, builtin
 
@@ -32,24 +32,8 @@ class MissingImplementations(Exception):
         super().__init__(f"surface '{surface}' has no implementation for: " + ", ".join(names))
 
 
-def _effect_of(entry: Any) -> tuple[str, str, str | None] | None:
-    """``(kind, operation, adapter)`` of a capability export, or ``None`` for a plain builtin."""
-    effect = getattr(entry, "effect", None)
-    if effect is None:
-        return None
-    if isinstance(effect, tuple):
-        adapter = effect[2] if len(effect) > 2 else None
-        return str(effect[0]), str(effect[1]), (None if adapter is None else str(adapter))
-    kind = getattr(effect, "kind", None)
-    kind = getattr(kind, "value", kind)
-    return str(kind), str(effect.operation), getattr(effect, "adapter", None)
-
-
-def _entry_arity(entry: Any, qualified: str) -> int | None:
-    """The parameter count of an export's scheme (``None`` when unknown)."""
-    arity = getattr(entry, "arity", None)
-    if isinstance(arity, int):
-        return arity
+def _arity(qualified: str) -> int | None:
+    """The parameter count of an export's scheme (``None`` when it has no known scheme)."""
     try:
         scheme = scheme_of(qualified)
     except (KeyError, ValueError):
@@ -121,58 +105,37 @@ def task_builder(qualified_name: str, kind: str, operation: str,
     return build
 
 
-def _names(items: Any) -> list[tuple[str, Any]]:
-    if isinstance(items, Mapping):
-        return list(items.items())
-    result = []
-    for item in items:
-        if isinstance(item, str):
-            result.append((item, None))
-        else:
-            result.append((item.name, item))
-    return result
-
-
-def _module_exports(module: Any) -> Any:
-    for attribute in ("exports", "members", "entries"):
-        if hasattr(module, attribute):
-            return getattr(module, attribute)
-    return module
-
-
-def install(surface: Any, registry: Mapping[str, Value] | None = None) -> dict[str, Value]:
+def install(surface: Surface, registry: Mapping[str, Value] | None = None) -> dict[str, Value]:
     """The runtime values of ``surface``: ``{global name: value, module name: Module}``.
 
-    ``surface`` is a surface of :mod:`chatml.surfaces` (anything with
-    ``globals`` and ``modules``: mappings or sequences of named entries, an
-    entry's ``effect`` marking a capability export). ``registry`` defaults to
-    :data:`IMPLEMENTATIONS` after importing the standard library.
+    An export is its implementation in ``registry`` (default: :data:`IMPLEMENTATIONS`,
+    after importing the standard library), or -- for a capability export, one with an
+    ``effect`` -- a task builder. A missing implementation is
+    :class:`MissingImplementations`, naming every one.
     """
     if registry is None:
         load_standard_library()
         registry = IMPLEMENTATIONS
-    values: dict[str, Value] = {}
     missing: list[str] = []
 
-    def resolve(qualified: str, entry: Any) -> Value:
-        effect = _effect_of(entry)
+    def resolve(qualified: str, export: Export) -> Value:
         if qualified in registry:
             return registry[qualified]
+        effect = export.effect
         if effect is not None:
-            return task_builder(qualified, effect[0], effect[1], _entry_arity(entry, qualified),
-                                effect[2])
+            return task_builder(qualified, effect.kind, effect.operation, _arity(qualified),
+                                effect.adapter)
         missing.append(qualified)
         return None
 
-    for name, entry in _names(surface.globals):
-        values[name] = resolve(name, entry)
-    for module_name, module in _names(surface.modules):
-        exports = {}
-        for export, entry in _names(_module_exports(module)):
-            exports[export] = resolve(f"{module_name}.{export}", entry)
-        values[module_name] = Module(module_name, exports)
+    values: dict[str, Value] = {export.name: resolve(export.name, export)
+                                for export in surface.globals}
+    for module in surface.modules:
+        values[module.name] = Module(module.name, {
+            export.name: resolve(f"{module.name}.{export.name}", export)
+            for export in module.exports})
     if missing:
-        raise MissingImplementations(getattr(surface, "name", "?"), missing)
+        raise MissingImplementations(surface.name, missing)
     return values
 
 

@@ -325,7 +325,7 @@ def infer_array(ck: Checker, e: ast.Array) -> Type:
             if open_variant is not None and type(item) is ast.Variant and \
                     open_variant.current(element):
                 # a tag literal's fresh one-tag row extends the elements' row in O(1)
-                payload = item_type.row.fields[item.tag]  # type: ignore[attr-defined]
+                payload = item_type.row.fields[item.tag]  # type: ignore[attr-defined]  # item_type is a TVariant here
                 open_variant.add(item.tag, payload, ck.level)
                 continue
             unify(item_type, element)

@@ -97,7 +97,7 @@ class UnsafeNames:
     def union(self, names: object) -> int:
         combined = 0
         masks = self.masks
-        for name in names:  # type: ignore[attr-defined]
+        for name in names:  # type: ignore[attr-defined]  # names is a Scheme's export tuple here
             combined |= masks.get(name, 0)
         return combined
 

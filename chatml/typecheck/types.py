@@ -597,11 +597,11 @@ def _leaf(t: Type) -> str | None:
     """The text of a type without children (or printed by name), else None."""
     kind = type(t)
     if kind is Prim:
-        return t.name  # type: ignore[attr-defined]
+        return t.name  # type: ignore[attr-defined]  # t is a TVar or TRecVar here
     if kind is TError:
         return "<error>"
     if kind is TRecVar:
-        return t.name  # type: ignore[attr-defined]
+        return t.name  # type: ignore[attr-defined]  # t is a TVar or TRecVar here
     named = _TYPE_NAMES.get(id(t))
     if named is not None and named[0] is t:
         return named[1]

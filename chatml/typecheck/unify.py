@@ -359,7 +359,7 @@ def _walk(var: TVar, t: Type, level: int, budget: list[int]) -> bool:
         if link is None:
             break
         t = link
-    if head is not t and head.link is not t:  # type: ignore[attr-defined]
+    if head is not t and head.link is not t:  # type: ignore[attr-defined]  # head is a TVar here (resolved above)
         resolve(head)  # compress a chain of links (thousands of `and` bindings): linear overall
     if type(t) is TVar:
         return t is var

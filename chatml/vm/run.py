@@ -57,7 +57,7 @@ def _depth() -> int:
     depth = 0
     while frame is not None:
         depth += 1
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back  # type: ignore[assignment]  # f_back is None only past the outermost frame, which the loop stops before
     return depth
 
 

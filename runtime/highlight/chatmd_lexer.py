@@ -172,7 +172,7 @@ class ChatMDLexer(Lexer):
         chunk = match.group()
         self_closing = chunk.endswith("/>") and len(chunk) > 3
         inner = chunk[1 : -2 if self_closing else -1]
-        name = _NAME.match(inner).group()  # type: ignore[union-attr]
+        name = _NAME.match(inner).group()  # type: ignore[union-attr]  # inner starts with a name (the tag pattern matched it)
         if not scope.known(name):
             yield start, Text, chunk
             return end

@@ -14,6 +14,7 @@ from chatml.install import MissingImplementations, install
 from chatml.limits import Limits
 from chatml.registration import implements
 from chatml.resolve import resolve
+from chatml.surfaces.model import Effect, Export, ModuleSpec, Surface
 from chatml.syntax.parser import parse_program
 from chatml.values import ChatMLFailure, Perform, Ref, Spawn, Variant, builtin
 from chatml.vm.loader import load
@@ -281,37 +282,22 @@ def test_ill_typed_operation_without_the_checker_is_a_diagnostic() -> None:
 # --------------------------------------------------------------------------- install
 
 
-class _Effect:
-    def __init__(self, kind: str, operation: str, adapter: str | None = None) -> None:
-        self.kind, self.operation, self.adapter = kind, operation, adapter
+def _surface(globals_: list[Export], modules: list[ModuleSpec]) -> Surface:
+    return Surface("test", tuple(globals_), tuple(modules), ())
 
 
-class _Export:
-    def __init__(self, name: str, effect: _Effect | None = None, arity: int | None = None
-                 ) -> None:
-        self.name, self.effect, self.arity = name, effect, arity
-
-
-class _Module:
-    def __init__(self, name: str, exports: list[_Export]) -> None:
-        self.name, self.exports = name, exports
-
-
-class _Surface:
-    name = "test"
-
-    def __init__(self, globals_: list[_Export], modules: list[_Module]) -> None:
-        self.globals, self.modules = globals_, modules
+def _export(name: str, effect: Effect | None = None) -> Export:
+    return Export(name, "unit -> unit", effect)  # arity comes from the real scheme table
 
 
 def test_install_builds_values_and_task_builders() -> None:
     registry = {"print": minimal_values()["print"]}
-    surface = _Surface([_Export("print")], [_Module("Log", [
-        _Export("info", _Effect("perform", "Log.info"), arity=1),
-        _Export("later", _Effect("spawn", "Sched.later"), arity=2),
-        _Export("notice", _Effect("perform", "Turn.append_message", "append_notice"), 1),
-        _Export("upsert", _Effect("perform", "Turn.replace_message", "replace_or_append"), 2),
-    ])])
+    surface = _surface([_export("print")], [ModuleSpec("Log", (
+        _export("info", Effect("perform", "Log.info")),  # Log.info: one parameter
+        _export("later", Effect("spawn", "Sched.later")),
+        _export("notice", Effect("perform", "Turn.append_message", "append_notice")),
+        _export("upsert", Effect("perform", "Turn.replace_message", "replace_or_append")),
+    ))])
     values = install(surface, registry)
     log = values["Log"]
     node = apply(log["info"], ["hello"])
@@ -328,7 +314,7 @@ def test_install_builds_values_and_task_builders() -> None:
 
 
 def test_install_reports_every_missing_implementation() -> None:
-    surface = _Surface([_Export("print"), _Export("nope")], [_Module("M", [_Export("f")])])
+    surface = _surface([_export("print"), _export("nope")], [ModuleSpec("M", (_export("f"),))])
     with pytest.raises(MissingImplementations) as caught:
         install(surface, {"print": minimal_values()["print"]})
     assert caught.value.names == ["nope", "M.f"]
