@@ -134,3 +134,37 @@ def test_chat_loop_messages_steer_retry_cancel_and_quit(tmp_path: Path) -> None:
     assert text.count("<user>") == 5  # Hi there, Tell me more, Go on, Again, the placeholder
     assert "done part" in str(requests[4]["input"])
     parses(prompt)
+
+
+def test_chat_asks_before_a_shell_tool_that_needs_approval(tmp_path: Path) -> None:
+    prompt = write(tmp_path / "p.chatmd", '<config model="m"/>\n<tool name="say" command="echo"/>\n'
+                   '<user>\n\n</user>\n')
+    replies = [lb.calls(lb.call_item("say", '{"arguments": ["approved-run"]}', "c1")),
+               lb.text("Ran it."),
+               lb.calls(lb.call_item("say", '{"arguments": ["denied-run"]}', "c2")),
+               lb.text("Did not run it.")]
+    with lb.LoopbackServer(replies) as server:
+        term = Terminal([*CHATMDC, "chat", str(prompt), "--base-url", server.base_url],
+                        tmp_path)
+        try:
+            term.expect("you>")
+            term.type("Say it\r")
+            term.expect("approve?")
+            term.type("y\r")
+            term.expect("Ran it.")
+            term.expect("you>")
+            term.type("Say it again\r")
+            term.expect("approve?")
+            term.type("n\r")
+            term.expect("Did not run it.")
+            term.expect("you>")
+            term.type("/quit\r")
+            code = term.wait()
+        finally:
+            term.stop()
+    assert code == 0, term.seen
+    outputs = {item["call_id"]: item["output"] for request in server.requests
+               for item in request["input"]  # type: ignore[union-attr]
+               if item.get("type") == "function_call_output"}  # type: ignore[union-attr]
+    assert "approved-run" in str(outputs["c1"])
+    assert "denied" in str(outputs["c2"]) and "denied-run" not in str(outputs["c2"])
