@@ -178,8 +178,9 @@ class _Expander:
 
     def expand_element(self, element: Element, file: _File, depth: int) -> Element:
         """``element`` (nested ``depth`` deep) with imports in its body expanded (itself when
-        nothing changes)."""
-        if not expands_imports(element) or not element.children:
+        nothing changes). Past :data:`MAX_NESTING` (already ``chatmd.nesting_too_deep`` from
+        the parser) nothing is expanded, so the walk's depth stays bounded."""
+        if depth > MAX_NESTING or not expands_imports(element) or not element.children:
             return element
         children = self._expand_children(element.children, file, depth)
         if children is None:

@@ -189,3 +189,15 @@ def test_else_if_chain_longer_than_the_recursion_limit_is_flat() -> None:
     module = build_source(text, "e.chatml").module
     ifs = sum(1 for code in module.codes for op, _, _ in code.instructions if op == Op.IF)
     assert ifs == count
+
+
+def test_elements_nested_past_the_limit_inside_a_message_are_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Import expansion walks message bodies: past the parser's nesting limit it stops."""
+    depth = 1100
+    write_files(tmp_path, {"p.chatmd": "<user>" + "<agent>" * depth + "x"
+                           + "</agent>" * depth + "</user>\n"})
+    outcome = chatmdc(["check", str(tmp_path / "p.chatmd")], capsys)
+    assert outcome.status == 1
+    assert "error[chatmd.nesting_too_deep]" in outcome.err
+    assert "internal_error" not in outcome.err
