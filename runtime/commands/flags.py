@@ -10,24 +10,22 @@ from runtime.driver.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 APPROVAL_MODES = ("ask", "allow", "deny")
 
 
-def _positive_int(text: str) -> int:
+def _whole_number(text: str, minimum: int, expected: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_number(text, 1, "at least 1")
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
-    return value
+    return _whole_number(text, 0, "0 or more")
 
 
 def _seconds(text: str) -> float:
@@ -73,6 +71,5 @@ def add_driver_flags(parser: argparse.ArgumentParser) -> None:
                         "result (and JSON diagnostics) on standard output")
 
 
-positive_int = _positive_int
 
 __all__ = ["APPROVAL_MODES", "add_driver_flags", "positive_int"]
