@@ -71,5 +71,4 @@ def add_driver_flags(parser: argparse.ArgumentParser) -> None:
                         "result (and JSON diagnostics) on standard output")
 
 
-
 __all__ = ["APPROVAL_MODES", "add_driver_flags", "positive_int"]
