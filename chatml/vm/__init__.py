@@ -17,7 +17,10 @@
   reference the translated VM is tested against.
 
 Importing this package loads :mod:`chatml.vm.run`, which gives
-:func:`chatml.calls.apply` its boundary for calls made outside a run.
+:func:`chatml.calls.apply` its boundary for calls made outside a run, and
+:mod:`chatml.vm.reference`, which gives :func:`chatml.vm.loader.load` its
+fallback for modules nested too deeply to translate.
 """
 
+from chatml.vm import reference as _reference  # noqa: F401  (installs load's fallback)
 from chatml.vm import run as _run  # noqa: F401  (installs calls.apply's outside-run boundary)

@@ -118,6 +118,11 @@ def to_runtime_error(error: BaseException, fallback_file: str = "<chatml>") -> C
     if isinstance(error, ChatMLRuntimeError):
         return error
     frames, innermost_generated = _frames(error)
+    recorded = getattr(error, "chatml_reference_frames", None)
+    if not frames and recorded and recorded[0][0].convert is not None:
+        # a program on the reference interpreter (too deep to translate): its own records
+        converted: ChatMLRuntimeError = recorded[0][0].convert(error, fallback_file)
+        return converted
     code, message = classify(error, frames, innermost_generated)
     limit = error if isinstance(error, LimitExceeded) else None
     return runtime_error(code, message, [(info, index, pc) for info, index, pc, _ in frames],

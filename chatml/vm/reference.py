@@ -38,6 +38,7 @@ for deep recursion.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -58,7 +59,7 @@ from chatml.limits import COST, METER, LimitExceeded, Limits
 from chatml.stdlib.equality import values_equal
 from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, Value, Variant
 from chatml.vm.errors import classify, runtime_error
-from chatml.vm.loader import ProgramInfo, bind_builtins
+from chatml.vm.loader import LoadedProgram, ProgramInfo, bind_builtins, set_fallback
 from chatml.vm.run import Sink, run_boundary
 from chatml.vm.verify import Shape, verify
 
@@ -129,30 +130,36 @@ def _closure_maker(arity: int) -> Callable[..., Callable[..., Value]]:
 
 def _matches(value: Value, pattern: tuple[Any, ...], bindings: list[tuple[int, Value]]) -> bool:
     """Whether ``value`` matches a ``MATCH_ARM`` pattern (the variables bound go into
-    ``bindings``); the tests are the translated VM's, in its order."""
-    kind = pattern[0]
-    if kind == "_":
-        return True
-    if kind == "var":
-        bindings.append((pattern[1], value))
-        return True
-    if kind == "unit":
-        return value is None
-    if kind == "lit":
-        literal = pattern[1]
-        return value is literal if isinstance(literal, bool) else bool(value == literal)
-    if kind == "variant":
-        args = pattern[2]
-        if value.tag != pattern[1] or len(value.args) != len(args):
-            return False
-        return all(_matches(item, sub, bindings)
-                   for item, sub in zip(value.args, args, strict=True))
-    fields = pattern[1]
-    if type(value) is not dict or not all(label in value for label, _ in fields):
-        return False
-    if not pattern[2] and len(value) != len(fields):
-        return False
-    return all(_matches(value[label], sub, bindings) for label, sub in fields)
+    ``bindings``); the tests are the translated VM's, in its order (depth first, left to
+    right), walked with an explicit stack so that a pattern of any depth matches."""
+    pending: list[tuple[Value, tuple[Any, ...]]] = [(value, pattern)]
+    while pending:
+        value, pattern = pending.pop()
+        kind = pattern[0]
+        if kind == "_":
+            continue
+        if kind == "var":
+            bindings.append((pattern[1], value))
+        elif kind == "unit":
+            if value is not None:
+                return False
+        elif kind == "lit":
+            literal = pattern[1]
+            if not (value is literal if isinstance(literal, bool) else bool(value == literal)):
+                return False
+        elif kind == "variant":
+            args = pattern[2]
+            if value.tag != pattern[1] or len(value.args) != len(args):
+                return False
+            pending.extend(reversed(list(zip(value.args, args, strict=True))))
+        else:
+            fields = pattern[1]
+            if type(value) is not dict or not all(label in value for label, _ in fields):
+                return False
+            if not pattern[2] and len(value) != len(fields):
+                return False
+            pending.extend(reversed([(value[label], sub) for label, sub in fields]))
+    return True
 
 
 class _Frame:
@@ -539,4 +546,57 @@ def run_reference(program: ReferenceProgram, limits: Limits | None = None, *,
                  file=program.module.source_name, convert=program.interpreter.runtime_error)
 
 
-__all__ = ["Fault", "ReferenceProgram", "load_reference", "run_reference"]
+def _python_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]  # None only past the outermost frame
+    return depth
+
+
+def _top_level_globals(module: CompiledModule) -> list[int]:
+    """The global slots the top level assigns (what ``LoadedProgram.top_level`` shows)."""
+    slots: set[int] = set()
+    for op, a, _ in module.codes[0].instructions:
+        if op == Op.STORE_GLOBAL:
+            slots.add(a)
+        elif op == Op.MAKE_REC_GLOBAL:
+            group: Any = module.consts[a]  # verified: ((code, slot), ...)
+            slots.update(slot for _, slot in group)
+    return sorted(slots)
+
+
+def load_fallback(module: CompiledModule, builtins: Mapping[str, Value],
+                  source: SourceFile | None = None) -> LoadedProgram:
+    """``module`` as a :class:`~chatml.vm.loader.LoadedProgram` that runs on this interpreter:
+    what :func:`chatml.vm.loader.load` returns for a module nested too deeply to translate.
+
+    Its ``main`` runs the top level under the limits of the run it is called in (the
+    nested-call limit is ``Limits.max_depth`` ChatML calls, counted here); when the top
+    level ends (or fails) the globals it assigned are copied into ``namespace``, so
+    ``top_level()`` reads them. Failures convert through the program's frame records
+    (``ProgramInfo.convert``), so every run boundary reports their positions.
+    """
+    program = load_reference(module, builtins, source)
+    interpreter = program.interpreter
+    interpreter.info.convert = interpreter.runtime_error
+    namespace: dict[str, Any] = {}
+    assigned = _top_level_globals(module)
+
+    def main() -> Value:
+        limit = METER.limits.max_depth
+        interpreter.max_depth = limit
+        wanted = _python_depth() + limit * PYTHON_FRAMES_PER_CALL + 200
+        if sys.getrecursionlimit() < wanted:
+            sys.setrecursionlimit(wanted)  # the run boundary restores it
+        try:
+            return interpreter.enter(0, [], ())
+        finally:
+            namespace.update((f"g{slot}", interpreter.globals[slot]) for slot in assigned)
+
+    return LoadedProgram(module, namespace, main, interpreter.info, "", interpreted=True)
+
+
+set_fallback(load_fallback)
+
+__all__ = ["Fault", "ReferenceProgram", "load_fallback", "load_reference", "run_reference"]
