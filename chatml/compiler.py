@@ -456,27 +456,47 @@ class _Compiler:
         for _ in range(opened):
             self.emit(Op.END, node.span)
 
-    def pattern(self, pattern: ast.Pattern, depth: int = 0) -> tuple[Any, ...]:
-        if depth > MAX_PATTERN_DEPTH:
-            raise DiagnosticError(Diagnostic.at(
-                pattern.span, "chatml.too_deep",
-                f"pattern nested more than {MAX_PATTERN_DEPTH} deep", phase="compile",
-                hint="match the outer constructors here and the inner value in a nested match"))
+    def pattern(self, root: ast.Pattern) -> tuple[Any, ...]:
+        """The ``MATCH_ARM`` constant of a pattern, built bottom-up with an explicit stack
+        (a pattern of any depth up to :data:`MAX_PATTERN_DEPTH` compiles; deeper ones are
+        ``chatml.too_deep`` at the first pattern past the limit)."""
+        built: list[tuple[Any, ...]] = []
+        work: list[tuple[ast.Pattern, int, bool]] = [(root, 0, False)]
+        while work:
+            pattern, depth, children_done = work.pop()
+            if depth > MAX_PATTERN_DEPTH:
+                raise DiagnosticError(Diagnostic.at(
+                    pattern.span, "chatml.too_deep",
+                    f"pattern nested more than {MAX_PATTERN_DEPTH:,} deep", phase="compile",
+                    hint="match the outer constructors here and the inner value in a "
+                         "nested match"))
+            subs = _sub_patterns(pattern)
+            if subs is None:
+                built.append(self.leaf_pattern(pattern))
+            elif not children_done:
+                work.append((pattern, depth, True))
+                work.extend((sub, depth + 1, False) for sub in reversed(subs))
+            else:
+                items = tuple(built[len(built) - len(subs):])
+                del built[len(built) - len(subs):]
+                if isinstance(pattern, ast.PVariant):
+                    built.append(("variant", pattern.tag, items))
+                else:
+                    assert isinstance(pattern, ast.PRecord)
+                    labels = [f.label for f in pattern.fields]
+                    built.append(("record", tuple(zip(labels, items, strict=True)),
+                                  pattern.is_open))
+        return built[0]
+
+    def leaf_pattern(self, pattern: ast.Pattern) -> tuple[Any, ...]:
         match pattern:
-            case ast.PWildcard():
-                return ("_",)
             case ast.PVar():
                 return ("var", self.res.binder(id(pattern)).slot)
             case ast.PUnit():
                 return ("unit",)
             case ast.PInt() | ast.PFloat() | ast.PBool() | ast.PString():
                 return ("lit", pattern.value)
-            case ast.PVariant():
-                return ("variant", pattern.tag,
-                        tuple(self.pattern(p, depth + 1) for p in pattern.args))
-            case ast.PRecord():
-                return ("record", tuple((f.label, self.pattern(f.pattern, depth + 1))
-                                        for f in pattern.fields), pattern.is_open)
+        return ("_",)
 
     # ------------------------------------------------------------------ statements
 
@@ -515,6 +535,15 @@ class _Compiler:
             self.statement(stmt)
         self.emit(Op.CONST, program.span, self.const(None))
         self.emit(Op.RETURN, program.span)
+
+
+def _sub_patterns(pattern: ast.Pattern) -> list[ast.Pattern] | None:
+    """The sub-patterns of a constructor pattern (variant or record); ``None`` for a leaf."""
+    if isinstance(pattern, ast.PVariant):
+        return list(pattern.args)
+    if isinstance(pattern, ast.PRecord):
+        return [f.pattern for f in pattern.fields]
+    return None
 
 
 def _strip(expr: ast.Expr) -> ast.Expr:

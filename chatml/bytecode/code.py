@@ -19,8 +19,10 @@ FORMAT_VERSION = 1
 """Bumped whenever the instruction set or the serialised layout changes."""
 
 #: How deep a match pattern may nest in bytecode: the compiler refuses deeper patterns
-#: (``chatml.too_deep``) and the verifier rejects them in a bytecode file.
-MAX_PATTERN_DEPTH = 200
+#: (``chatml.too_deep`` at the first sub-pattern past it) and the verifier rejects them in
+#: a bytecode file. Every walk of a pattern (compiling, encoding, verifying, translating,
+#: matching) uses an explicit stack, so this is a size policy, not a stack limit.
+MAX_PATTERN_DEPTH = 5_000
 
 Instruction = tuple[int, int, int]
 Position = tuple[int, int, int, int]

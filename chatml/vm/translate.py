@@ -141,6 +141,9 @@ other instruction charges the batch first (``DIV`` and intrinsic calls: unless
 they are known to be infallible, see :meth:`_Body.keeps_batch`)."""
 
 _NONE = Operand("None")
+_PATH_TEXT = 60
+"""The longest path text a pattern test repeats before it names the value (see
+:meth:`_Body.pattern`)."""
 
 
 @attrs.frozen
@@ -750,27 +753,44 @@ class _Body:
 
     def pattern(self, path: str, pattern: Any, conditions: list[str],
                 bindings: list[tuple[Var, str]]) -> None:
-        kind = pattern[0]
-        if kind == "var":
-            bindings.append(((self.index, pattern[1]), path))
-        elif kind == "unit":
-            conditions.append(f"{path} is None")
-        elif kind == "lit":
-            conditions.append(self.literal_test(path, pattern[1]))
-        elif kind == "variant":
+        """The tests of ``pattern`` on the value at ``path`` (one flat ``and`` chain, depth
+        first, left to right) and its bindings, walked with an explicit stack. A constructor
+        whose path text grows past :data:`_PATH_TEXT` is named by its first test
+        (``(q7 := path).tag == ...``), so a pattern of any depth makes linear text."""
+        pending: list[tuple[str, Any]] = [(path, pattern)]
+        while pending:
+            path, pattern = pending.pop()
+            kind = pattern[0]
+            if kind == "var":
+                bindings.append(((self.index, pattern[1]), path))
+            elif kind == "unit":
+                conditions.append(f"{path} is None")
+            elif kind == "lit":
+                conditions.append(self.literal_test(path, pattern[1]))
+            elif kind in ("variant", "record"):
+                first = path
+                if len(path) > _PATH_TEXT:
+                    self.temps += 1
+                    path = f"q{self.temps}"
+                    first = f"({path} := {first})"
+                pending.extend(reversed(self.constructor_tests(first, path, pattern, conditions)))
+
+    @staticmethod
+    def constructor_tests(first: str, path: str, pattern: Any,
+                          conditions: list[str]) -> list[tuple[str, Any]]:
+        """The tests of a variant or record pattern's own shape (``first`` is how the first
+        one reads the value, ``path`` how the others do); its sub-patterns and their paths."""
+        if pattern[0] == "variant":
             args = pattern[2]
-            conditions.append(f"{path}.tag == {pattern[1]!r}")
+            conditions.append(f"{first}.tag == {pattern[1]!r}")
             conditions.append(f"len({path}.args) == {len(args)}" if args else f"not {path}.args")
-            for i, sub in enumerate(args):
-                self.pattern(f"{path}.args[{i}]", sub, conditions, bindings)
-        elif kind == "record":
-            fields = pattern[1]
-            conditions.append(f"type({path}) is _dict")
-            conditions.extend(f"{label!r} in {path}" for label, _ in fields)
-            if not pattern[2]:
-                conditions.append(f"len({path}) == {len(fields)}")
-            for label, sub in fields:
-                self.pattern(f"{path}[{label!r}]", sub, conditions, bindings)
+            return [(f"{path}.args[{i}]", sub) for i, sub in enumerate(args)]
+        fields = pattern[1]
+        conditions.append(f"type({first}) is _dict")
+        conditions.extend(f"{label!r} in {path}" for label, _ in fields)
+        if not pattern[2]:
+            conditions.append(f"len({path}) == {len(fields)}")
+        return [(f"{path}[{label!r}]", sub) for label, sub in fields]
 
     def literal_test(self, path: str, value: Any) -> str:
         if isinstance(value, bool):

@@ -159,29 +159,36 @@ class _Code:
 
     # ------------------------------------------------------------------ patterns
 
-    def pattern(self, pattern: Any, depth: int = 0) -> None:
-        if depth > MAX_PATTERN_DEPTH or not isinstance(pattern, tuple) or not pattern:
-            raise _fail("bad pattern")
+    def pattern(self, root: Any) -> None:
+        """Check a ``MATCH_ARM`` pattern (explicit stack: any depth up to the limit)."""
+        pending: list[tuple[Any, int]] = [(root, 0)]
+        while pending:
+            pattern, depth = pending.pop()
+            if depth > MAX_PATTERN_DEPTH or not isinstance(pattern, tuple) or not pattern:
+                raise _fail("bad pattern")
+            pending.extend((sub, depth + 1) for sub in self.sub_patterns(pattern))
+
+    def sub_patterns(self, pattern: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Check one pattern node; its sub-patterns."""
         kind = pattern[0]
         if kind in ("_", "unit") and len(pattern) == 1:
-            return
+            return ()
         if kind == "var" and len(pattern) == 2 and isinstance(pattern[1], int):
             self.local(pattern[1])
-        elif kind == "lit" and len(pattern) == 2:
+            return ()
+        if kind == "lit" and len(pattern) == 2:
             if not isinstance(pattern[1], (bool, int, str, float)):
                 raise _fail("bad literal pattern")
-        elif kind == "variant" and len(pattern) == 3 and isinstance(pattern[1], str) \
+            return ()
+        if kind == "variant" and len(pattern) == 3 and isinstance(pattern[1], str) \
                 and isinstance(pattern[2], tuple):
-            for sub in pattern[2]:
-                self.pattern(sub, depth + 1)
-        elif kind == "record" and len(pattern) == 3 and isinstance(pattern[1], tuple):
+            return pattern[2]
+        if kind == "record" and len(pattern) == 3 and isinstance(pattern[1], tuple):
             for field in pattern[1]:
                 if not isinstance(field, tuple) or len(field) != 2 or not isinstance(field[0], str):
                     raise _fail("bad record pattern")
-            for _, sub in pattern[1]:
-                self.pattern(sub, depth + 1)
-        else:
-            raise _fail(f"bad pattern {kind!r}")
+            return tuple(sub for _, sub in pattern[1])
+        raise _fail(f"bad pattern {kind!r}")
 
     # ------------------------------------------------------------------ blocks
 

@@ -40,7 +40,7 @@ def test_html_markdown_keeps_its_rendering_when_shallow() -> None:
         "\n\n```\np\n q\n```")
 
 
-@pytest.mark.parametrize("depth", [150, 200])
+@pytest.mark.parametrize("depth", [150, 1000, MAX_PATTERN_DEPTH])
 @pytest.mark.parametrize("command", ["compile", "dis", "check"])
 def test_deep_constant_pattern(depth: int, command: str, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -57,7 +57,7 @@ def test_deep_constant_pattern(depth: int, command: str, tmp_path: Path,
         assert max(len(line) for line in outcome.out.splitlines()) < 200
 
 
-@pytest.mark.parametrize("depth", [MAX_PATTERN_DEPTH + 2, 3000])
+@pytest.mark.parametrize("depth", [MAX_PATTERN_DEPTH + 1, MAX_PATTERN_DEPTH + 2])
 @pytest.mark.parametrize("command", ["compile", "dis", "run"])
 def test_constant_pattern_deeper_than_bytecode_allows_is_too_deep(
         depth: int, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,11 +68,14 @@ def test_constant_pattern_deeper_than_bytecode_allows_is_too_deep(
     outcome = chatml(argv, capsys)
     assert outcome.status == 1
     assert "error[chatml.too_deep]" in outcome.err and "pattern nested more than" in outcome.err
+    # positioned at the first sub-pattern past the limit
+    column = len("let f x = match x with | ") + 3 * (MAX_PATTERN_DEPTH + 1) + 1
+    assert f"p.chatml:1:{column}" in outcome.err
     assert not (tmp_path / "p.bc").exists()
     assert chatml(["check", str(source)], capsys).status == 0  # checking has no such limit
 
 
-@pytest.mark.parametrize("depth", [200, 400])
+@pytest.mark.parametrize("depth", [200, 1000, 3000])
 def test_deep_constant_pattern_runs_or_is_reported(depth: int, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
