@@ -46,6 +46,20 @@ other ChatML code runs -- so one object serves every tail call (runs never overl
 :func:`chatml.vm.run.run_boundary` holds a lock)."""
 
 
+class _ChainGoesOn:
+    """The type of :data:`CHAIN_GOES_ON`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "_GO"
+
+
+CHAIN_GOES_ON = _ChainGoesOn()
+"""``_GO`` in generated code: what an ``else if`` chain's result variable holds while the
+chain goes on to its next link (see ``chatml.vm.translate._Body.op_else``); never a value."""
+
+
 def base_namespace() -> dict[str, Any]:
     """A fresh namespace with everything generated code uses."""
     return {
@@ -71,4 +85,5 @@ def base_namespace() -> dict[str, Any]:
         "_MIN": MIN_INT,
         "_MAX": MAX_INT,
         "_W": STRING_WORDS,
+        "_GO": CHAIN_GOES_ON,
     }

@@ -92,7 +92,7 @@ from chatml.vm.intervals import (
     sub,
 )
 from chatml.vm.intrinsics import Intrinsic
-from chatml.vm.verify import verify
+from chatml.vm.verify import Shape, verify
 
 #: The deepest indentation CPython's tokenizer accepts (100 levels, 0-based).
 MAX_INDENT = 99
@@ -157,7 +157,7 @@ class Translation:
 
 class _Block:
     __slots__ = ("kind", "depth", "indent", "root", "result", "fell", "has_else",
-                 "chain_pending", "bounds", "condition", "stored")
+                 "chain_pending", "bounds", "condition", "stored", "else_line", "end_pc")
 
     def __init__(self, kind: str, depth: int, indent: int, root: _Block | None = None) -> None:
         self.kind = kind
@@ -174,6 +174,10 @@ class _Block:
         """The ``IF`` condition, when an int comparison (its negation holds in ``ELSE``)."""
         self.stored: set[Var] = set()
         """Variables assigned anywhere inside the block (their intervals end with it)."""
+        self.else_line = -1
+        """The index of the generated ``else:`` line of an ``IF``/``MATCH_ARM`` block."""
+        self.end_pc = -1
+        """The instruction index of the block's ``END``, once its ``ELSE`` is passed."""
 
 
 def _stored_globals(module: CompiledModule) -> set[int]:
@@ -287,8 +291,11 @@ class _Translator:
     """The generated source of a whole (verified) module: lines, line map, constants."""
 
     def __init__(self, module: CompiledModule, range_analysis: bool,
-                 intrinsics: Mapping[int, Intrinsic], batch_charges: bool = True) -> None:
+                 intrinsics: Mapping[int, Intrinsic], batch_charges: bool = True,
+                 shapes: tuple[Shape, ...] = ()) -> None:
         self.module = module
+        self.shapes = shapes
+        """Each code object's block structure (from the verifier; empty: no ``elif`` chains)."""
         self.range_analysis = range_analysis
         self.batch_charges = batch_charges
         stored = _stored_globals(module)
@@ -978,10 +985,32 @@ class _Body:
 
     def op_if(self, a: int, b: int) -> None:
         condition = self.pop1()
-        self.emit(f"if {condition}:")
-        block = self.open_block("if", self.indent)
+        parent, pure = self.chained_parent()
+        if parent is not None and pure:  # `else if c`, `c` pure: `elif c:`, at the chain's indent
+            lines = self.tr.lines
+            lines[parent.else_line] = "    " * parent.indent + f"elif {condition}:"
+            self.tr.line_map[parent.else_line] = (self.index, self.pc)
+            block = self.open_block("if", parent.indent, parent.root)
+        else:  # a link whose condition emitted lines is a nested `if`, gated at its ELSE
+            self.emit(f"if {condition}:")
+            block = self.open_block("if", self.indent, parent.root if parent else None)
         block.condition = condition.test
         self.facts.learn(condition.test, True)
+
+    def chained_parent(self) -> tuple[_Block | None, bool]:
+        """The block this ``IF`` continues as a link of an ``else if`` chain (the ``IF`` is
+        all of that block's else branch: its ``END`` comes right before the parent's), and
+        whether its condition was pure (no line emitted since the parent's ``else:``, which
+        ``elif`` can then replace)."""
+        parent = self.blocks[-1] if self.blocks else None
+        shape = self.tr.shapes[self.index] if self.tr.shapes else None
+        if parent is None or shape is None or parent.end_pc < 0 \
+                or len(self.stack) != parent.depth:
+            return None, False
+        end = shape.end_of.get(shape.else_of.get(self.pc, -1), -1)
+        if end < 0 or end + 1 != parent.end_pc:
+            return None, False
+        return parent, parent.else_line == len(self.tr.lines) - 1 and not self.batch
 
     def op_match_arm(self, a: int, b: int) -> None:
         self.match_arm(a)
@@ -1002,6 +1031,22 @@ class _Body:
         else:
             self.emit("else:", block.indent)
             self.indent = block.indent + 1
+            block.else_line = len(self.tr.lines) - 1
+            shape = self.tr.shapes[self.index] if self.tr.shapes else None
+            block.end_pc = shape.end_of.get(self.pc, -1) if shape is not None else -1
+            if block.root is not block and block.indent > block.root.indent:
+                self.gate(block)
+
+    def gate(self, block: _Block) -> None:
+        """Continue the else branch of a nested link of an ``else if`` chain back at the
+        chain's indent: ``r = _GO`` here, then ``if r is _GO:`` (``r``, the chain's result,
+        holds a value on every other path that gets there), so the chain never nests."""
+        root = block.root
+        if root.result is None:
+            root.result = self.temp()
+        self.emit(f"{root.result} = _GO")
+        self.emit(f"if {root.result} is _GO:", root.indent)
+        self.indent = root.indent + 1
 
     def op_end(self, a: int, b: int) -> None:
         block = self.blocks.pop()
@@ -1152,8 +1197,8 @@ def translate(module: CompiledModule, *, range_analysis: bool = True,
     ``batch_charges=False`` makes every memory charge where its allocation is
     (the reference :mod:`chatml.vm.charges` is tested against).
     """
-    verify(module)
-    translator = _Translator(module, range_analysis, intrinsics or {}, batch_charges)
+    shapes = verify(module)
+    translator = _Translator(module, range_analysis, intrinsics or {}, batch_charges, shapes)
     try:
         return translator.translate()
     except (TypeError, ValueError, IndexError, KeyError) as error:  # defensive: verified
