@@ -26,14 +26,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatml.build import build_source
 from chatml.bytecode.opcodes import Op
 from chatml.limits import COST, Limits
 from chatml.vm import reference
+from chatml.vm.loader import load
+from tests.chatml.deep_programs import (
+    NESTED,
+    else_if_chain,
+    else_if_output,
+    match_arms,
+    match_arms_output,
+    nested_output,
+)
 from tests.chatml.differential import both
 from tests.chatml.harness import TESTDATA, case_files, parse_expectations
 from tests.chatml.test_vm_charge_batches import charge_programs
 from tests.chatml.test_vm_fast_paths import range_programs, string_programs
 from tests.chatml.typed_programs import programs
+from tests.chatml.vm_support import core_values
 from tests.support import load_cases
 
 FILES = case_files("run") + case_files("stdlib")
@@ -124,3 +135,115 @@ def test_the_failure_point_is_compared() -> None:
     assert translated.error is not None and translated.error["code"] == "chatml.step_limit"
     assert translated.steps == 38  # the 38th step is the one that fails
     assert translated.comparable() == referenced.comparable()
+
+
+# ---------------------------------------------------------------- deep and flat programs
+# A module nested too deeply for generated Python runs on the reference interpreter
+# (``load`` falls back, see chatml.vm.loader): these compare that path -- loaded by
+# ``load``, run by ``run_program``, errors converted by the program's own records --
+# with ``run_reference``; an else-if chain is translated flat (``elif``, or gated links).
+
+_DEEP = 1000
+
+
+def _loaded_interpreted(text: str) -> bool:
+    values = core_values()
+    built = build_source(text, "deep.chatml", surface="core", values=values)
+    return load(built.module, values, built.source).interpreted
+
+
+@pytest.mark.parametrize("shape", sorted(NESTED))
+@pytest.mark.parametrize(("steps", "memory"), [(3, 10**9), (700, 10**9), (200_000, 2_000),
+                                               (200_000, 10**9)])
+def test_deep_programs_agree(shape: str, steps: int, memory: int) -> None:
+    text = NESTED[shape](_DEEP)
+    _agree(text, "deep.chatml", Limits(max_steps=steps, max_memory=memory))
+    if (steps, memory) == (200_000, 10**9):
+        outcomes = both(text, "deep.chatml", Limits(max_steps=steps, max_memory=memory))
+        assert outcomes is not None and outcomes[0].stdout == nested_output(shape, _DEEP)
+
+
+def test_the_deep_shapes_that_python_cannot_nest_fall_back() -> None:
+    interpreted = {shape for shape in NESTED if _loaded_interpreted(NESTED[shape](_DEEP))}
+    assert interpreted == {"if", "fun", "match"}
+    assert not any(_loaded_interpreted(NESTED[shape](20)) for shape in NESTED)
+
+
+_FAILING_DEEP = {
+    "division": "let f n = " + "if n > 0 then " * 300 + "7 / (n - n)" + " else 0" * 300
+                + "\nlet g n = f(n) + 1\nprint(to_string(g(5)))\n",
+    "overflow": "let f = " + "fun x -> " * 200 + "x * 4611686018427387903\n"
+                "print(to_string(f" + "(3)" * 200 + "))\n",
+    "index": "let a = [1]\nlet f n = " + "match n with | 0 -> 0 | _ -> (" * 150 + "a[n]"
+             + ")" * 150 + "\nprint(to_string(f(4)))\n",
+    "fail": "let rec h n = if n == 0 then fail(\"bottom\") else " + "if true then " * 150
+            + "h(n - 1)" + " else 0" * 150 + "\nprint(to_string(h(3)))\n",
+    "recursion": "let rec h n = " + "if true then " * 150 + "1 + h(n + 1)" + " else 0" * 150
+                 + "\nprint(to_string(h(0)))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FAILING_DEEP))
+def test_failures_in_deep_programs_agree_on_position_and_stack(name: str) -> None:
+    text = _FAILING_DEEP[name]
+    assert _loaded_interpreted(text)
+    outcomes = both(text, "deep.chatml", Limits(max_depth=300))
+    assert outcomes is not None
+    translated, referenced = outcomes
+    assert translated.error is not None
+    if name != "recursion":
+        assert translated.error["line"] >= 1 and translated.error["column"] > 1
+    assert translated.comparable() == referenced.comparable()
+
+
+@pytest.mark.parametrize("impure", [False, True])
+@pytest.mark.parametrize("count", [3, 5_000])
+def test_else_if_chains_agree(count: int, impure: bool) -> None:
+    text = else_if_chain(count, impure)
+    assert not _loaded_interpreted(text)  # translated, flat
+    outcomes = both(text, "chain.chatml", Limits(max_steps=10**6, max_memory=10**9))
+    assert outcomes is not None and outcomes[0].stdout == else_if_output(count)
+    assert outcomes[0].comparable() == outcomes[1].comparable()
+
+
+def test_match_arms_agree() -> None:
+    text = match_arms(5_000)
+    assert not _loaded_interpreted(text)
+    outcomes = both(text, "arms.chatml", Limits(max_steps=10**6, max_memory=10**9))
+    assert outcomes is not None and outcomes[0].stdout == match_arms_output(5_000)
+    assert outcomes[0].comparable() == outcomes[1].comparable()
+
+
+_CONDITIONS = st.sampled_from(["x == {i}", "x < {i}", "g(x) == {i}", "100 / (x - {i}) > 3",
+                               "x * x > {i} * 9", "(s ++ \"a\") == \"{i}a\"",
+                               "a[x - {i}] == {i}"])
+_BRANCHES = st.sampled_from(["{i} * 2", "x + {i}", "g(x) - {i}", "x * 4611686018427387",
+                             "(let y = x + {i} in y * y)", "fail(\"b{i}\")", "a[{i}]",
+                             "length([x, {i}])"])
+
+
+@st.composite
+def chain_programs(draw: st.DrawFn) -> str:
+    """An else-if chain of pure and impure links (conditions and branches that may fail,
+    allocate or overflow), in a function's tail, in a ``let``, or in a loop body."""
+    count = draw(st.integers(1, 12))
+    links = "".join(
+        f"if {draw(_CONDITIONS).format(i=i)} then {draw(_BRANCHES).format(i=i)} else "
+        for i in range(count))
+    chain = f"{links}{draw(_BRANCHES).format(i=count)}"
+    context = draw(st.sampled_from([
+        "let f x = {c}\nlet r = ref(0)\nlet i = ref(0)\n"
+        "while !i < 12 do r := !r + f(!i); i := !i + 1 done\nprint(to_string(!r))\n",
+        "let f x = let v = {c} in v + 1\nprint(to_string(f(3) + f(9)))\n",
+        "let r = ref(0)\nlet i = ref(0)\n"
+        "while !i < 12 do (let x = !i in r := !r + ({c})); i := !i + 1 done\n"
+        "print(to_string(!r))\n",
+    ]))
+    return ("let a = [0, 1, 2, 3, 4, 5, 6, 7]\nlet s = \"3\"\nlet g x = x + 1\n"
+            + context.format(c=chain))
+
+
+@_SETTINGS
+@given(chain_programs(), st.sampled_from([20, 200, 200_000]), st.sampled_from([600, 10**9]))
+def test_random_else_if_chains_agree(text: str, steps: int, memory: int) -> None:
+    _agree(text, "chains.chatml", Limits(max_steps=steps, max_memory=memory))
