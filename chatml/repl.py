@@ -20,6 +20,8 @@ terminal::
   unit ``- : TYPE = VALUE``. What the input prints comes first.
 * Errors -- parse, type, runtime (with the limits' errors) -- are shown as
   diagnostics and never end the session; an input that fails defines nothing.
+  So is a bug that escapes (``chatml.internal_error``, positioned in the input
+  when possible), as at the command boundary of the other subcommands.
 * Commands: ``:type EXPR`` (the type, nothing runs), ``:load FILE`` (evaluate
   a file as one input), ``:help``, ``:quit``.
 
@@ -95,7 +97,26 @@ class ReplState:
 
 
 def step(state: ReplState, line: str) -> tuple[ReplState, str]:
-    """Feed one line; returns the new state and what to print (possibly nothing)."""
+    """Feed one line; returns the new state and what to print (possibly nothing).
+
+    An exception that escapes (a bug of the toolchain) is answered with one
+    ``chatml.internal_error`` diagnostic and the session goes on, as after any error.
+    """
+    try:
+        return _step(state, line)
+    except Exception as error:
+        return attrs.evolve(state, buffer=""), _internal_error(f"<input {state.count + 1}>", error)
+
+
+def _internal_error(name: str, error: BaseException) -> str:
+    """The ``chatml.internal_error`` diagnostic (positioned in input ``name`` when the failing
+    code was working on one of its spans), rendered."""
+    from chatcommon.internal_errors import internal_error
+
+    return _diagnostics([internal_error("chatml", name, error)])
+
+
+def _step(state: ReplState, line: str) -> tuple[ReplState, str]:
     if not state.buffer and line.strip().startswith(":"):
         return _command(state, line.strip())
     text = state.buffer + line if not state.buffer else state.buffer + "\n" + line
@@ -133,7 +154,19 @@ def _needs_more(text: str) -> bool:
 
 
 def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[ReplState, str]:
-    """Check, compile and run one complete input; bindings carry over on success."""
+    """Check, compile and run one complete input; bindings carry over on success. A bug
+    that escapes is one ``chatml.internal_error`` (positioned in the input) and defines
+    nothing."""
+    number = state.count + 1
+    name = name or f"<input {number}>"
+    state = attrs.evolve(state, count=number)
+    try:
+        return _evaluate(state, text, name)
+    except Exception as error:
+        return state, _internal_error(name, error)
+
+
+def _evaluate(state: ReplState, text: str, name: str) -> tuple[ReplState, str]:
     from chatcommon.diagnostics import DiagnosticError
     from chatcommon.sources import SourceFile
     from chatml import ast
@@ -141,9 +174,6 @@ def evaluate(state: ReplState, text: str, name: str | None = None) -> tuple[Repl
     from chatml.engine.api import Engine
     from chatml.pipeline import parse
 
-    number = state.count + 1
-    name = name or f"<input {number}>"
-    state = attrs.evolve(state, count=number)
     output: list[str] = []
     file = SourceFile(name, text)
     try:

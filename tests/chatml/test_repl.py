@@ -272,3 +272,54 @@ def test_the_repl_subcommand_with_piped_input(entry: str) -> None:
     assert lines[:3] == ["val x : int = 6", "- : int = 42", "val loop : 'a -> 'b = <closure>"]
     assert "step limit exceeded" in result.stdout
     assert lines[-1] == "- : int = 6"
+
+
+def _failing_match(self: object, node: object, tail: bool) -> None:
+    raise RuntimeError("simulated bug")  # `node` (the match, with its span) is a local here
+
+
+def test_an_internal_error_is_a_positioned_diagnostic_and_the_session_goes_on(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import chatml.compiler as compiler
+
+    monkeypatch.setattr(compiler._Compiler, "match", _failing_match)
+    script = tmp_path / "m.chatml"
+    script.write_text("let a = 1\nlet b = match a with | 1 -> 2 | _ -> 3\n", encoding="utf-8")
+    state, answers = session("let y = 1", "let z = match y with | 1 -> 2 | _ -> 3",
+                             f":load {script}", "y + 1", "z")
+    assert answers[0] == "val y : int = 1\n"
+    assert answers[1].startswith("error[chatml.internal_error]: internal error while processing"
+                                 " this input: RuntimeError: simulated bug")
+    assert "--> <input 2>:1:9" in answers[1] and "Traceback" not in answers[1]
+    assert "error[chatml.internal_error]" in answers[2] and f"--> {script}:2:9" in answers[2]
+    assert answers[3] == "- : int = 2\n"  # alive, and the failed inputs defined nothing
+    assert answers[4].startswith("error[chatml.unknown_variable]: Unknown variable 'z'")
+    assert not state.finished
+
+
+def test_an_internal_error_keeps_the_prompt_toolkit_loop_alive(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import chatml.compiler as compiler
+
+    monkeypatch.setattr(compiler._Compiler, "match", _failing_match)
+    written: list[str] = []
+    with create_pipe_input() as pipe:
+        pipe.send_text("let x = 4\nmatch x with | 4 -> 1 | _ -> 0\nx * 2\n:quit\n")
+        run_repl(input=pipe, output=DummyOutput(), write=written.append)
+    assert written[0] == "val x : int = 4\n"
+    assert written[1].startswith("error[chatml.internal_error]")
+    assert "<input 2>:1:1" in written[1]
+    assert written[2] == "- : int = 8\n"
+
+
+def test_a_bug_outside_evaluation_is_reported_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chatml.repl as repl
+
+    def broken(text: str) -> bool:
+        raise ValueError("simulated bug in the continuation check")
+
+    monkeypatch.setattr(repl, "_needs_more", broken)
+    state, answers = session("let x = ", "1")
+    assert answers[0].startswith("error[chatml.internal_error]")
+    assert "ValueError" in answers[0] and "<input 1>:1:1" in answers[0]
+    assert state.buffer == ""
