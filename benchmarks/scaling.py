@@ -124,6 +124,46 @@ def nested_while(n: int) -> dict[str, str]:
     return _ml("let f () = " + "while false do " * n + "()" + " done" * n + "\n")
 
 
+def run_nested_if(n: int) -> dict[str, str]:
+    """``if`` nested ``n`` deep (past Python's 100 levels: the reference-interpreter fallback)."""
+    head = "".join(f"if n > {i} then " for i in range(n))
+    tail = "".join(f" else {i}" for i in reversed(range(n)))
+    return _ml(f"let f n = {head}n{tail}\nprint(to_string(f({n + 1})))\n")
+
+
+def run_nested_fun(n: int) -> dict[str, str]:
+    """A function of ``n`` curried parameters, applied (closures nested ``n`` deep)."""
+    calls = "".join(f"({i})" for i in range(n))
+    return _ml("let f = " + "".join(f"fun a{i} -> " for i in range(n)) + f"a{n - 1}\n"
+               f"print(to_string(f{calls}))\n")
+
+
+def run_nested_match(n: int) -> dict[str, str]:
+    head = "".join(f"match n - {i} with | 0 -> {i} | _ -> (" for i in range(n))
+    return _ml(f"let f n = {head}n{')' * n}\nprint(to_string(f({n + 3})))\n")
+
+
+def run_deep_pattern(n: int) -> dict[str, str]:
+    value = "`A(" * n + "5" + ")" * n
+    return _ml("let f v = match v with | " + "`A(" * n + "y" + ")" * n + " -> y | _ -> 2\n"
+               f"print(to_string(f({value})))\n")
+
+
+def run_else_if_chain(n: int) -> dict[str, str]:
+    links = "".join(f"if x == {i} then {i} else " for i in range(n))
+    return _ml(f"let f x = {links}0\nprint(to_string(f({n - 1})))\n")
+
+
+def run_impure_else_if_chain(n: int) -> dict[str, str]:
+    links = "".join(f"if g(x) == {i} then {i} else " for i in range(n))
+    return _ml(f"let g x = x\nlet f x = {links}0\nprint(to_string(f({n - 1})))\n")
+
+
+def run_match_arms(n: int) -> dict[str, str]:
+    arms = "".join(f"  | {i} -> {i}\n" for i in range(n))
+    return _ml(f"let f x = match x with\n{arms}  | _ -> 0\nprint(to_string(f({n - 1})))\n")
+
+
 def string_literal(n: int) -> dict[str, str]:
     return _ml('let s = "' + "x" * n + '"\n')
 
@@ -151,6 +191,7 @@ def chatmd_text_literal(n: int) -> dict[str, str]:
 
 
 CHECK = ("chatml", "check")
+RUN = ("chatml", "run", "--no-cache")
 SHAPES = [
     Shape("nested modules", 10_000, CHECK, "p.chatml", nested_modules),
     Shape("nested lists", 10_000, CHECK, "p.chatml", nested_lists),
@@ -166,8 +207,15 @@ SHAPES = [
     Shape("`else` swallowing a `;` sequence", 10_000, CHECK, "p.chatml", swallowing_sequence),
     Shape("let rec ... and", 10_000, CHECK, "p.chatml", mutual_recursion),
     Shape("else if chain", 20_000, CHECK, "p.chatml", else_if_chain),
-    Shape("deep constant pattern (dis)", 2_000, ("chatml", "dis"), "p.chatml", deep_constant),
+    Shape("deep constant pattern (dis)", 1_000, ("chatml", "dis"), "p.chatml", deep_constant),
     Shape("nested while (dis)", 5_000, ("chatml", "dis"), "p.chatml", nested_while),
+    Shape("nested if (run)", 1_000, RUN, "p.chatml", run_nested_if),
+    Shape("nested fun (run)", 1_000, RUN, "p.chatml", run_nested_fun),
+    Shape("nested match (run)", 1_000, RUN, "p.chatml", run_nested_match),
+    Shape("deep constant pattern (run)", 1_000, RUN, "p.chatml", run_deep_pattern),
+    Shape("else if chain (run)", 5_000, RUN, "p.chatml", run_else_if_chain),
+    Shape("impure else if chain (run)", 5_000, RUN, "p.chatml", run_impure_else_if_chain),
+    Shape("match arms (run)", 5_000, RUN, "p.chatml", run_match_arms),
     Shape("string literal", 20_000_000, CHECK, "p.chatml", string_literal, literal=True),
     Shape("comment", 20_000_000, CHECK, "p.chatml", comment, literal=True),
     Shape("</user> x n on one line", 50_000, ("chatmdc", "check"), "p.chatmd",
