@@ -10,6 +10,7 @@ bytecode file into a loadable module, through the on-disk cache.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import attrs
@@ -17,7 +18,7 @@ import attrs
 from chatcommon.diagnostics import Diagnostic, DiagnosticError
 from chatcommon.sources import SourceFile
 from chatml.bytecode.code import CompiledModule
-from chatml.depth import retry_deep, too_deep
+from chatml.depth import retry_deep
 from chatml.install import install
 from chatml.pipeline import DEFAULT_SURFACE, build, builtin_names, surface_names
 from chatml.values import Value
@@ -81,20 +82,16 @@ def read_bytecode(data: bytes, name: str) -> CompiledModule:
     what only a walk of the code shows (stack discipline, every code object
     ending in a return, blocks, loops, closure groups, patterns), so a file
     that reads is one that loads. A valid module nested too deeply to
-    translate is not invalid: deeper than the translator's recursion allows
-    is ``DiagnosticError`` (``chatml.too_deep``); blocks nested deeper than
-    Python's indentation limit are returned and refused (positioned) when loaded.
+    translate is not invalid: it is returned (the verifier checked all of it)
+    and loading runs it on the reference interpreter (``chatml.vm.loader``).
     """
     from chatml.bytecode.serialize import deserialize
     from chatml.vm.translate import TooDeepToTranslate, translate
 
     module = deserialize(data)
-    try:
+    # verified as a whole before translating: too deep for Python is still valid
+    with contextlib.suppress(RecursionError, TooDeepToTranslate):
         retry_deep(lambda: translate(module))
-    except RecursionError:
-        raise DiagnosticError(too_deep(name, "run", "compile")) from None
-    except TooDeepToTranslate:
-        pass  # valid as far as it goes; loading reports it as too deep, positioned
     return module
 
 
