@@ -19,7 +19,7 @@ from __future__ import annotations
 import attrs
 
 from chatcommon.records import evolve
-from chatmd.ast import Document, Element
+from chatmd.ast import Document, Element, Node
 from chatmd.parser import ParseResult
 from chatmd.vocabulary import MESSAGE_TAGS
 
@@ -37,6 +37,18 @@ class IntactPart:
     self_contained: bool
 
 
+def _end_offset(node: Node, end_of_file: int) -> int:
+    """Where a top-level node's source range ends: its closing tag, or for an element the
+    parser closed at the end of the file (never closed, or cut off by an unterminated
+    comment or RAW block) the end of the file -- everything after its opening tag is in it."""
+    if isinstance(node, Element):
+        if node.end_span is not None:
+            return node.end_span.end
+        if not node.self_closing:
+            return end_of_file
+    return node.span.end
+
+
 def intact_part(result: ParseResult) -> IntactPart:
     """The top-level nodes of ``result`` whose source ranges hold no parse error."""
     document = result.document
@@ -47,8 +59,7 @@ def intact_part(result: ParseResult) -> IntactPart:
     self_contained = True
     for node in document.nodes:
         start = source.position(node.span.start)
-        end_span = node.end_span if isinstance(node, Element) else None
-        end = source.position((end_span or node.span).end)
+        end = source.position(_end_offset(node, len(source.text)))
         if any(error_start <= end and error_end >= start for error_start, error_end in errors):
             if isinstance(node, Element):
                 self_contained = self_contained and node.tag in _UNREFERENCED_TAGS

@@ -204,3 +204,19 @@ def test_elements_nested_past_the_limit_inside_a_message_are_reported(
     assert outcome.status == 1
     assert "error[chatmd.nesting_too_deep]" in outcome.err
     assert "internal_error" not in outcome.err
+
+
+@pytest.mark.parametrize("cut", ["<!--", "RAW|"])
+def test_elements_nested_past_the_limit_then_cut_off_are_not_lowered(
+        cut: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the long fuzz budget: an unterminated comment (or RAW block) closes the
+    open elements at the end of the file without an `unclosed` error at their opening tags,
+    so the recovery kept the 500-deep tree as intact and lowering overflowed the stack. An
+    element closed at the end of the file now extends to it (and holds the errors)."""
+    depth = 500
+    write_files(tmp_path, {"p.chatmd": "<assistant>" * depth + cut + "</assistant>" * depth})
+    for command in (["check"], ["compile"], ["shell", "explain"]):
+        outcome = chatmdc([*command, str(tmp_path / "p.chatmd")], capsys)
+        assert outcome.status == 1
+        assert "error[chatmd.nesting_too_deep]" in outcome.err
+        assert "internal_error" not in outcome.err
