@@ -36,6 +36,8 @@ PHASE = "parse"
 
 #: Elements may nest at most this deep (bounds every recursive walk of the tree).
 MAX_NESTING = 100
+#: The parser stack's length (the root counts) when an element one level past the limit opens.
+_CROSSING = MAX_NESTING + 2
 
 _MAX_SHOWN_TEXT = 60
 _TRUNCATING = frozenset({"chatmd.unterminated_raw", "chatmd.unterminated_comment"})
@@ -96,6 +98,8 @@ class Parser:
         # the line of the last top-level text reported, so that a run of text
         # tokens on one line (words around an unknown tag) is reported once
         self._reported_line = 0
+        # the top-level element under which nesting too deep was last reported
+        self._too_deep_under: _Open | None = None
 
     def _error(self, start: int, end: int, code: str, message: str, *,
                hint: str | None = None, related: tuple[Related, ...] = ()) -> None:
@@ -136,8 +140,8 @@ class Parser:
                 self._reported_line = 0
                 if top.texts:
                     self._flush_text(top)
-                if len(stack) >= self.depth:
-                    self._deeper(len(stack) + 1, token)
+                if len(stack) >= self.depth or len(stack) == _CROSSING - 1:
+                    self._deeper(len(stack) + 1, token, stack)
                 children = () if body is None else (
                     _new_text(body, Span(source, body_start, body_end)),)
                 top.children.append(_new_element(name, attributes, children,
@@ -150,11 +154,11 @@ class Parser:
                     self._flush_text(top)
                 top = _Open(token)
                 stack.append(top)
-                if len(stack) > self.depth:
-                    self._deeper(len(stack), token)
+                if len(stack) > self.depth or len(stack) == _CROSSING:
+                    self._deeper(len(stack), token, stack)
             elif kind == SELF:
-                if len(stack) >= self.depth:
-                    self._deeper(len(stack) + 1, token)
+                if len(stack) >= self.depth or len(stack) == _CROSSING - 1:
+                    self._deeper(len(stack) + 1, token, stack)
                 if top.texts:
                     self._flush_text(top)
                 top.children.append(Element(token[1], token[2], (),
@@ -192,14 +196,17 @@ class Parser:
         top.texts.append(self.source.text[start:end])
         top.text_end = end
 
-    def _deeper(self, depth: int, token: _TokenTuple) -> None:
-        """Record a new deepest nesting; report once when it passes :data:`MAX_NESTING`."""
-        if depth - 1 > MAX_NESTING >= self.depth - 1:
+    def _deeper(self, depth: int, token: _TokenTuple, stack: list[_Open]) -> None:
+        """Record a new deepest nesting (``depth`` counts the root); report, once per
+        top-level element, an element that passes :data:`MAX_NESTING` (so that recovery
+        drops every top-level element nesting too deeply, not only the first one)."""
+        if depth - 1 > MAX_NESTING and stack[1] is not self._too_deep_under:
+            self._too_deep_under = stack[1]
             self._error(token[3], token[4], "chatmd.nesting_too_deep",
                         f"elements nest deeper than {MAX_NESTING} levels here",
                         hint="ChatMD prompts need only a few levels; deeper nesting is refused "
                         "so that no later phase can run out of stack")
-        self.depth = depth
+        self.depth = max(self.depth, depth)
 
     def _close(self, stack: list[_Open], end: _TokenTuple | None) -> None:
         frame = stack.pop()

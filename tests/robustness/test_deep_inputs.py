@@ -220,3 +220,17 @@ def test_elements_nested_past_the_limit_then_cut_off_are_not_lowered(
         assert outcome.status == 1
         assert "error[chatmd.nesting_too_deep]" in outcome.err
         assert "internal_error" not in outcome.err
+
+
+def test_every_top_level_element_nesting_past_the_limit_is_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the long fuzz budget: the parser reported only the first crossing of the
+    limit in a file, so a second, deeper top-level element (514 levels) was kept as intact
+    and lowering overflowed the stack. Now each top-level element that passes it is reported."""
+    write_files(tmp_path, {"p.chatmd": "<agent>" * 101 + "</agent>" * 101 + "\n"
+                           + "<assistant>" * 514 + "</assistant>" * 514 + "\n"})
+    outcome = chatmdc(["check", str(tmp_path / "p.chatmd")], capsys)
+    assert outcome.status == 1
+    assert outcome.err.count("error[chatmd.nesting_too_deep]") == 2
+    assert "p.chatmd:2:1101" in outcome.err
+    assert "internal_error" not in outcome.err
