@@ -117,7 +117,11 @@ def else_if_chain(n: int) -> dict[str, str]:
 
 
 def deep_constant(n: int) -> dict[str, str]:
-    return _ml("let f x = match x with | " + "`A(" * n + "y" + ")" * n + " -> 1 | _ -> 2\n")
+    """Eight functions matching a pattern ``n`` deep (eight, so that the work is well above
+    the start-up noise while 4n stays within ``MAX_PATTERN_DEPTH``)."""
+    pattern = "`A(" * n + "y" + ")" * n
+    return _ml("".join(f"let f{i} x = match x with | {pattern} -> 1 | _ -> 2\n"
+                       for i in range(8)))
 
 
 def nested_while(n: int) -> dict[str, str]:

@@ -154,7 +154,7 @@ class _Compiler:
         return code
 
     def const(self, value: object) -> int:
-        key = (type(value).__name__, repr(value))
+        key = _const_key(value)
         index = self.const_index.get(key)
         if index is None:
             index = len(self.consts)
@@ -535,6 +535,24 @@ class _Compiler:
             self.statement(stmt)
         self.emit(Op.CONST, program.span, self.const(None))
         self.emit(Op.RETURN, program.span)
+
+
+def _const_key(value: object) -> tuple[Any, ...]:
+    """What tells constants apart in the pool: each scalar's type and ``repr``, and a tuple's
+    shape, flattened in prefix order with an explicit stack (``repr`` of a pattern nested
+    ``d`` deep copies its inner text at every level: quadratic in ``d``, and recursive)."""
+    if not isinstance(value, tuple):
+        return (type(value).__name__, repr(value))
+    flat: list[tuple[str, Any]] = []
+    pending: list[object] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple):
+            flat.append(("tuple", len(item)))
+            pending.extend(reversed(item))
+        else:
+            flat.append((type(item).__name__, repr(item)))
+    return ("tuple", tuple(flat))
 
 
 def _sub_patterns(pattern: ast.Pattern) -> list[ast.Pattern] | None:
