@@ -83,3 +83,19 @@ def test_dis_python_of_a_program_too_deep_to_translate_says_so(
     assert outcome.status == 1
     assert "error[chatml.too_deep]" in outcome.err
     assert "reference interpreter" in outcome.err
+
+
+def test_scopes_remember_outer_names_without_breaking_shadowing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The resolver leaves a lookup's answer in the scopes it walked through (linear time for
+    1,000 nested scopes naming one outer variable); a scope nested inside that binds the
+    name again still sees its own binding."""
+    nested = "".join(f"match a - {i} with | 0 -> n + {i} | _ -> (" for i in range(300))
+    source = tmp_path / "scopes.chatml"
+    source.write_text(
+        "let n = 10\n"
+        f"let f a = {nested}let n = 1000 in match a with | 0 -> n | _ -> n + a{')' * 300}\n"
+        "print(to_string(f(0)))\nprint(to_string(f(299)))\nprint(to_string(f(300)))\n"
+        "print(to_string(f(301)))\n", encoding="utf-8")
+    outcome = chatml(["run", "--no-cache", str(source)], capsys)
+    assert (outcome.status, outcome.out) == (0, "10\n309\n1300\n1301\n")
