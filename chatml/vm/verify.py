@@ -78,6 +78,9 @@ class _Code:
         self.index = index
         self.code: CodeObject = module.codes[index]
         self.created = created
+        self.made: set[int] = set()
+        """The children this code object has created (only its parent may create a code
+        object, so this is what "created twice" is checked against: constant time)."""
         self.depth = 0
         self.blocks: list[_Block] = []
         self.terminated = False
@@ -129,8 +132,9 @@ class _Code:
         if not _int(code_index) or not 0 < code_index < len(codes) \
                 or codes[code_index].parent != self.index:
             raise _fail(f"code {code_index} is not a child of code {self.index}")
-        if code_index in self.created:
+        if code_index in self.made:
             raise _fail(f"code {code_index} is created twice")
+        self.made.add(code_index)
         self.created.append(code_index)
         for kind, source in codes[code_index].captures:
             if kind == LOCAL:
