@@ -211,9 +211,11 @@ def test_elements_nested_past_the_limit_then_cut_off_are_not_lowered(
         cut: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Found by the long fuzz budget: an unterminated comment (or RAW block) closes the
     open elements at the end of the file without an `unclosed` error at their opening tags,
-    so the recovery kept the 500-deep tree as intact and lowering overflowed the stack. An
+    so the recovery kept the too-deep tree as intact and lowering overflowed the stack. An
     element closed at the end of the file now extends to it (and holds the errors)."""
-    depth = 500
+    from chatmd.parser import MAX_NESTING
+
+    depth = MAX_NESTING + 400
     write_files(tmp_path, {"p.chatmd": "<assistant>" * depth + cut + "</assistant>" * depth})
     for command in (["check"], ["compile"], ["shell", "explain"]):
         outcome = chatmdc([*command, str(tmp_path / "p.chatmd")], capsys)
@@ -225,12 +227,15 @@ def test_elements_nested_past_the_limit_then_cut_off_are_not_lowered(
 def test_every_top_level_element_nesting_past_the_limit_is_reported(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Found by the long fuzz budget: the parser reported only the first crossing of the
-    limit in a file, so a second, deeper top-level element (514 levels) was kept as intact
+    limit in a file, so a second, deeper top-level element (414 levels past it) was kept as intact
     and lowering overflowed the stack. Now each top-level element that passes it is reported."""
-    write_files(tmp_path, {"p.chatmd": "<agent>" * 101 + "</agent>" * 101 + "\n"
-                           + "<assistant>" * 514 + "</assistant>" * 514 + "\n"})
+    from chatmd.parser import MAX_NESTING
+
+    first, second = MAX_NESTING + 1, MAX_NESTING + 414
+    write_files(tmp_path, {"p.chatmd": "<agent>" * first + "</agent>" * first + "\n"
+                           + "<assistant>" * second + "</assistant>" * second + "\n"})
     outcome = chatmdc(["check", str(tmp_path / "p.chatmd")], capsys)
     assert outcome.status == 1
     assert outcome.err.count("error[chatmd.nesting_too_deep]") == 2
-    assert "p.chatmd:2:1101" in outcome.err
+    assert f"p.chatmd:2:{len('<assistant>') * MAX_NESTING + 1}" in outcome.err
     assert "internal_error" not in outcome.err
