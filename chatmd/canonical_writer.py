@@ -131,6 +131,8 @@ def moderator_runtime_text(runtime: ModeratorRuntime) -> str:
 
 
 def shell_runtime_text(runtime: ShellRuntime) -> str:
+    """The ``<shell_access>`` element of a declared runtime (never called for a synthetic one)."""
+    assert runtime.element is not None, "a synthetic runtime has no text"
     element = _with_attribute(runtime.element, "id", runtime.id or None)
     element = _with_attribute(element, "extends", runtime.extends)
     return render_node(element)
@@ -287,7 +289,8 @@ def write_prompt(prompt: Prompt, *, source_name: str | None = None) -> str:
         blocks.append(config)
     if prompt.moderator_runtime is not None:
         blocks.append(moderator_runtime_text(prompt.moderator_runtime))
-    blocks += [shell_runtime_text(runtime) for runtime in prompt.shell_runtimes]
+    blocks += [shell_runtime_text(runtime) for runtime in prompt.shell_runtimes
+               if not runtime.synthetic]
     blocks += [script_text(script, prompt.prompt_dir) for script in prompt.scripts]
     blocks += [tool_text(tool) for tool in prompt.tools]
     for item in prompt.items:

@@ -28,8 +28,10 @@ from chatmd.declarations.shell_validation import lower_shell_access
 from chatmd.declarations.tools import lower_tool
 from chatmd.imports import ExpandedPrompt
 from chatmd.ir import (
+    LEGACY_RUNTIME_ID,
     Config,
     ConversationItem,
+    CustomTool,
     ModeratorRuntime,
     Prompt,
     Script,
@@ -61,6 +63,18 @@ def _validate_nested(ctx: LoweringContext) -> Callable[[Element, Provenance], No
         if lowering is not None:
             lowering(element, provenance, ctx)
     return validate
+
+
+def _legacy_runtime(tools: list[Tool]) -> list[ShellRuntime]:
+    """The synthetic ``legacy:custom`` runtime when a legacy command tool exists (shell spec §5.3).
+
+    It has no syntax tree (``element=None``) and the first legacy tool's provenance;
+    the shell compiler builds its settings.
+    """
+    for tool in tools:
+        if isinstance(tool, CustomTool):
+            return [ShellRuntime(LEGACY_RUNTIME_ID, None, None, tool.provenance)]
+    return []
 
 
 def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
@@ -112,6 +126,7 @@ def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
             if declared is not None:
                 moderator_runtime = declared
     check_script_registry(scripts, ctx)
+    runtimes += _legacy_runtime(tools)
     prompt = Prompt(config if config is not None else Config(), tuple(tools),
                     tuple(script for script, _ in scripts), tuple(runtimes), moderator_runtime,
                     tuple(items), name, prompt_dir)
