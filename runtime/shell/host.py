@@ -3,7 +3,8 @@
 :func:`open_shell` loads the prompt (a path or a loaded :class:`chatmd.ir.Prompt`),
 compiles its shell declarations (spec §6), refuses a manifest that needs a
 feature this implementation does not advertise, applies the administrative
-ceilings, and instantiates every runtime and tool (§6.10), all or nothing
+ceilings, the signature and trusted-source checks (:mod:`runtime.shell.security`)
+and the host's authorization, and instantiates every runtime and tool (§6.10), all or nothing
 (:class:`~runtime.shell.errors.InstantiationError`). ``approvals`` is the
 host's UI reviewer mode: ``allow`` approves every ``ask`` once, ``deny``
 denies it, ``ask`` consults the ``ask`` callback (without one, no UI
@@ -32,6 +33,7 @@ from runtime.shell.errors import InstantiationError
 from runtime.shell.executor import ShellSession
 from runtime.shell.instance import RuntimeInstance, instantiate_runtime, instantiate_tool
 from runtime.shell.paths import HostDirs
+from runtime.shell.security import verify_manifest_security
 
 APPROVAL_MODES = ("ask", "allow", "deny")
 AskCallback = Callable[[ApprovalRequest], "bool | ApprovalAnswer"]
@@ -138,6 +140,7 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                     os.path.join(os.path.expanduser("~"), ".cache", "chatmd"),
                     os.path.expanduser("~"), prompt_dir)
     payload = compiled.manifest.payload
+    verify_manifest_security(payload, compiled.manifest.sha256, loaded, admin, host_env)
     authorize_manifest(authorize, payload, compiled.manifest.sha256)
     runtimes: dict[str, RuntimeInstance] = {}
     for record in payload["runtimes"]:
