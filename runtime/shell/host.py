@@ -31,6 +31,7 @@ from runtime.shell.approvals import (
 from runtime.shell.authorization import Authorizer, authorize_manifest
 from runtime.shell.errors import InstantiationError
 from runtime.shell.executor import ShellSession
+from runtime.shell.hook_state import default_state_path
 from runtime.shell.instance import RuntimeInstance, instantiate_runtime, instantiate_tool
 from runtime.shell.paths import HostDirs
 from runtime.shell.security import verify_manifest_security
@@ -93,7 +94,8 @@ def _literals(compiled: CompiledShell, runtime_id: str) -> list[str]:
 
 
 def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
-           prompt: Prompt, model_recipes: Mapping[str, Any]) -> Any:
+           prompt: Prompt, model_recipes: Mapping[str, Any], digest: str,
+           state_path: str) -> Any:
     """The session's hooks (None when no runtime has any): ChatML scripts compiled once,
     executable hooks pinned through their worker runtimes."""
     from runtime.shell.exec_hooks import pin_hook, runtime_hooks
@@ -106,11 +108,12 @@ def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
                  for r in runtime.reviewers)
     if not payload.get("extension_scripts") and not executables and not models:
         return None
+    from runtime.shell.hook_state import HookStateStore
     from runtime.shell.hooks import ShellHooks
 
     sources = {script.id: script.source.text for script in prompt.scripts}
     return ShellHooks.compile(payload.get("extension_scripts") or (), sources, executables,
-                              model_recipes)
+                              model_recipes, HookStateStore(state_path, digest))
 
 
 def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
@@ -119,12 +122,15 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                environ: Mapping[str, str] | None = None,
                grants_path: Path | None = None,
                model_recipes: Mapping[str, Any] | None = None,
-               authorize: Authorizer | None = None) -> ShellSession:
+               authorize: Authorizer | None = None,
+               hook_state_path: Path | None = None) -> ShellSession:
     """Instantiate the prompt's shell tools (all or nothing).
 
     ``model_recipes`` (name -> :class:`runtime.capabilities.ModelRecipe`) serve
     ``<reviewer kind="model" agent="NAME">``; a missing recipe makes that
-    reviewer fail (handled by its ``failure``)."""
+    reviewer fail (handled by its ``failure``). Stateful ChatML hooks persist
+    their states to ``hook_state_path`` (default
+    ``SESSION_DIR/.chatmd/shell-hook-state.json``)."""
     if approvals not in APPROVAL_MODES:
         raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}")
     loaded = prompt if isinstance(prompt, Prompt) else load_prompt_file(prompt)
@@ -158,7 +164,8 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
             if runtime.audit is not None:
                 runtime.audit.redact = runtime.redactor
     durable = grants_path or default_grant_path(session)
-    hooks = _hooks(payload, runtimes, loaded, model_recipes or {})
+    hooks = _hooks(payload, runtimes, loaded, model_recipes or {}, compiled.manifest.sha256,
+                   str(hook_state_path or default_state_path(session)))
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
                         hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),
