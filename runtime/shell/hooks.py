@@ -33,7 +33,7 @@ from runtime.shell.resolve import Executable
 if TYPE_CHECKING:
     from runtime.shell.context import CallContext
     from runtime.shell.instance import RuntimeInstance
-    from runtime.shell.results import RequestResult
+    from runtime.shell.results import StageResult
 
 PROTECTED_AUDIT = frozenset({"sequence", "timestamp", "request_id", "runtime_id",
                              "manifest_sha256"})
@@ -249,20 +249,21 @@ class ShellHooks:
             raise ShellError("interceptor_rejected", f"interceptor {ident}: {reason}")
         return None
 
-    def after(self, ctx: CallContext, result: RequestResult) -> RequestResult:
+    def after(self, ctx: CallContext, stage: StageResult) -> StageResult:
+        """Run the after-interceptors over one finalised stage result (spec §8.9, §8.11)."""
         import dataclasses
 
         runtime = ctx.runtime
         limits = runtime.limits
         for interceptor in self._interceptors(runtime, "after"):
             ident = str(interceptor["id"])
-            last = result.commands[-1]
+            command = stage.command
             event = {"version": "shell-result-v1", "phase": "shell_after",
-                     "argv": list(last.argv), "status_kind": result.status[0],
-                     "status_code": result.status[1], "stdout": result.stdout,
-                     "stderr": result.stderr, "stdout_truncated": result.stdout_truncated,
-                     "stderr_truncated": result.stderr_truncated,
-                     "intercepted_by": option(last.intercepted_by), "untrusted_output": True}
+                     "argv": list(command.argv), "status_kind": command.status[0],
+                     "status_code": command.status[1], "stdout": stage.stdout,
+                     "stderr": stage.stderr, "stdout_truncated": stage.stdout_truncated,
+                     "stderr_truncated": stage.stderr_truncated,
+                     "intercepted_by": option(command.intercepted_by), "untrusted_output": True}
             try:
                 name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
             except HookError as error:
@@ -271,14 +272,16 @@ class ShellHooks:
                 raise ShellError("interceptor_rejected", f"interceptor {ident}: {error}") from None
             if name == "keep":
                 continue
+            ctx.audit("intercepted", argv=command.argv, interceptor=ident,
+                      response_action=name)
             if name == "reject_disclosure":
                 raise ShellError("interceptor_rejected", f"interceptor {ident}: {args[0]}")
             out = finalise(str(args[0]).encode(), int(limits["stdout"]), False, runtime.redactor)
             err = finalise(str(args[1]).encode(), int(limits["stderr"]), False, runtime.redactor)
-            result = dataclasses.replace(result, stdout=out.text, stderr=err.text,
-                                         stdout_truncated=out.truncated,
-                                         stderr_truncated=err.truncated)
-        return result
+            stage = dataclasses.replace(stage, stdout=out.text, stderr=err.text,
+                                        stdout_truncated=out.truncated,
+                                        stderr_truncated=err.truncated)
+        return stage
 
     # ----------------------------------------------------------------- reviewers
 
