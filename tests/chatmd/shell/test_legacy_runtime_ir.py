@@ -101,3 +101,23 @@ def test_script_checks_cope_with_the_synthetic_runtime() -> None:
     assert result.prompt is not None
     assert [r.id for r in result.prompt.shell_runtimes] == ["dev", LEGACY_RUNTIME_ID]
     assert [d.code for d in result.diagnostics if d.is_error] == []
+
+
+def test_the_language_server_copes_with_the_synthetic_runtime(tmp_path: Path) -> None:
+    from lsprotocol import types as lsp
+
+    from runtime.lsp.analysis import analyse
+    from runtime.lsp.hover import hover
+    from runtime.lsp.symbols import symbols
+
+    text = ('<shell_access id="dev" extends="builtin:yolo@1"/>\n' + LEGACY)
+    path = str(tmp_path / "p.chatmd")
+    analysis = analyse(path, text)
+    assert [d for d in analysis.published[path]
+            if d.severity == lsp.DiagnosticSeverity.Error] == []
+    assert [r.id for r in analysis.prompt.shell_runtimes] == ["dev", LEGACY_RUNTIME_ID]
+    names = [s.name for s in symbols(analysis)]
+    assert not any("legacy" in name for name in names)  # nothing the user did not write
+    assert any("dev" in name for name in names)
+    shown = hover(analysis, lsp.Position(line=1, character=2))
+    assert shown is not None and "tool" in str(shown.contents)
