@@ -34,7 +34,7 @@ from runtime.shell.executor import ShellSession
 from runtime.shell.hook_state import default_state_path
 from runtime.shell.instance import RuntimeInstance, instantiate_runtime, instantiate_tool
 from runtime.shell.paths import HostDirs
-from runtime.shell.security import verify_manifest_security
+from runtime.shell.security import verify_manifest_security, verify_pinned_files
 
 APPROVAL_MODES = ("ask", "allow", "deny")
 AskCallback = Callable[[ApprovalRequest], "bool | ApprovalAnswer"]
@@ -116,6 +116,16 @@ def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
                               model_recipes, HookStateStore(state_path, digest))
 
 
+def _pinned_files(tools: Mapping[str, Any], hooks: Any) -> list[tuple[str, str]]:
+    """(path, sha256) of every file pinned at instantiation: script-mode tool scripts and
+    executable hooks."""
+    files = [(tool.script.path, tool.script.sha256) for tool in tools.values()
+             if tool.script is not None]
+    if hooks is not None:
+        files += [(hook.path, hook.sha256) for hook in hooks.executables.values()]
+    return files
+
+
 def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                approvals: str = "ask", ask: AskCallback | None = None,
                audit_path: Path | None = None, session_dir: Path | None = None,
@@ -146,7 +156,8 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                     os.path.join(os.path.expanduser("~"), ".cache", "chatmd"),
                     os.path.expanduser("~"), prompt_dir)
     payload = compiled.manifest.payload
-    verify_manifest_security(payload, compiled.manifest.sha256, loaded, admin, host_env)
+    security = verify_manifest_security(payload, compiled.manifest.sha256, loaded, admin,
+                                        host_env)
     authorize_manifest(authorize, payload, compiled.manifest.sha256)
     runtimes: dict[str, RuntimeInstance] = {}
     for record in payload["runtimes"]:
@@ -166,6 +177,7 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
     durable = grants_path or default_grant_path(session)
     hooks = _hooks(payload, runtimes, loaded, model_recipes or {}, compiled.manifest.sha256,
                    str(hook_state_path or default_state_path(session)))
+    verify_pinned_files(security, _pinned_files(tools, hooks))
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
                         hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),

@@ -37,11 +37,16 @@ REPOSITORY = "OCHAT_SHELL_REPOSITORY_IDENTITY"
 
 @dataclass(frozen=True)
 class SecurityStatus:
-    """What the checks established: trusted entry per source file, the signing key and issuer."""
+    """What the checks established: trusted entry per source file, the signing key and issuer.
+
+    ``entries`` is the trusted-source policy when one is configured (for
+    :func:`verify_pinned_files`), ``repository_identity`` the host's identity."""
 
     trusted_sources: Mapping[str, str]
     signature_key_id: str | None
     signature_issuer: str | None
+    entries: tuple[Any, ...] | None = None
+    repository_identity: str | None = None
 
 
 def _missing(variable: str, why: str) -> InstantiationError:
@@ -71,13 +76,14 @@ def _signature(environ: Mapping[str, str], required: bool, payload: Mapping[str,
 
 
 def _trusted(environ: Mapping[str, str], required: bool, payload: Mapping[str, Any],
-             prompt: Prompt | None, signer: str | None) -> dict[str, str]:
+             prompt: Prompt | None, signer: str | None
+             ) -> tuple[dict[str, str], tuple[Any, ...] | None]:
     path = environ.get(TRUSTED_SOURCES)
     if not path:
         if required:
             raise _missing(TRUSTED_SOURCES,
                            "the administrative policy requires trusted sources")
-        return {}
+        return {}, None
     from runtime.shell.strict_json import ShapeError
     from runtime.shell.trusted_sources import load_trusted_sources, verify_sources
 
@@ -88,6 +94,11 @@ def _trusted(environ: Mapping[str, str], required: bool, payload: Mapping[str, A
     trusted, problems = verify_sources(entries, payload, prompt,
                                        repository_identity=environ.get(REPOSITORY) or None,
                                        signer_id=signer)
+    _refuse(problems)
+    return trusted, entries
+
+
+def _refuse(problems: list[Any]) -> None:
     if problems:
         raise InstantiationError(
             "shell.trusted_source_mismatch",
@@ -95,7 +106,23 @@ def _trusted(environ: Mapping[str, str], required: bool, payload: Mapping[str, A
                       for p in problems),
             "add the source's digest, folder and powers to a trusted-source entry, or load "
             "the prompt from a trusted checkout")
-    return trusted
+
+
+def verify_pinned_files(status: SecurityStatus, files: list[tuple[str, str]]) -> None:
+    """After instantiation: every pinned ``(path, sha256)`` (script-mode tool scripts,
+    executable hooks) must be a trusted source too, when trusted sources are configured."""
+    if status.entries is None or not files:
+        return
+    import os
+
+    from runtime.shell.trusted_sources import Source, verify_files
+
+    sources = sorted({Source(path, os.path.dirname(path), digest) for path, digest in files},
+                     key=lambda s: (s.file, s.sha256))
+    _trusted_files, problems = verify_files(status.entries, sources,
+                                            repository_identity=status.repository_identity,
+                                            signer_id=status.signature_key_id)
+    _refuse(problems)
 
 
 def verify_manifest_security(payload: Mapping[str, Any], digest: str, prompt: Prompt | None,
@@ -106,7 +133,8 @@ def verify_manifest_security(payload: Mapping[str, Any], digest: str, prompt: Pr
     require_trusted = bool(admin is not None and admin.flag("require_trusted_source"))
     now = int(time.time()) if now_unix is None else now_unix
     signed = _signature(environ, require_signature, payload, digest, now)
-    trusted = _trusted(environ, require_trusted, payload, prompt,
-                       signed[0] if signed else None)
+    trusted, entries = _trusted(environ, require_trusted, payload, prompt,
+                                signed[0] if signed else None)
     return SecurityStatus(trusted, signed[0] if signed else None,
-                          signed[1] if signed else None)
+                          signed[1] if signed else None, entries,
+                          environ.get(REPOSITORY) or None)

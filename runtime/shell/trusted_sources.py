@@ -12,7 +12,9 @@ The policy is the JSON file named by ``OCHAT_SHELL_TRUSTED_SOURCES``::
 
 Every *source* of the manifest must match an entry: the declaring file of each
 runtime and tool, the declaring file of each referenced ChatML hook script and,
-for a ``src`` script, the script file itself. A source matches when its folder
+for a ``src`` script, the script file itself. After instantiation (before
+anything is published) so must the files pinned then: each script-mode
+tool's script and each executable hook (:func:`verify_files`). A source matches when its folder
 (symlinks resolved) is the entry's ``canonical_root`` or below it, its SHA-256
 is listed, the repository identity (``OCHAT_SHELL_REPOSITORY_IDENTITY``) equals
 the entry's (both absent counts as equal), the manifest's signer is listed
@@ -173,15 +175,25 @@ def verify_sources(entries: tuple[TrustedEntry, ...], payload: Mapping[str, Any]
                    prompt: Prompt | None, *, repository_identity: str | None,
                    signer_id: str | None) -> tuple[dict[str, str], list[Mismatch]]:
     """(source file -> trusted entry id, mismatches) for every source of the manifest."""
+    return verify_files(entries, manifest_sources(payload, prompt), payload.get("runtimes") or (),
+                        repository_identity=repository_identity, signer_id=signer_id)
+
+
+def verify_files(entries: tuple[TrustedEntry, ...], sources: Iterable[Source],
+                 runtimes: Iterable[Mapping[str, Any]] = (), *,
+                 repository_identity: str | None,
+                 signer_id: str | None) -> tuple[dict[str, str], list[Mismatch]]:
+    """(file -> trusted entry id, mismatches) for ``sources``; a runtime record whose
+    source is one of them must stay within the matching entry's capabilities."""
     trusted: dict[str, str] = {}
     problems: list[Mismatch] = []
-    for source in manifest_sources(payload, prompt):
-        runtimes = [r for r in payload.get("runtimes") or ()
-                    if (r["source"].get("file"), r["source"].get("sha256"))
+    records = list(runtimes)
+    for source in sources:
+        declared = [r for r in records if (r["source"].get("file"), r["source"].get("sha256"))
                     == (source.file, source.sha256)]
         reasons = []
         for entry in entries:
-            reason = _why_not(entry, source, runtimes, repository_identity, signer_id)
+            reason = _why_not(entry, source, declared, repository_identity, signer_id)
             if reason is None:
                 trusted[source.file] = entry.id
                 break

@@ -281,3 +281,48 @@ def test_shell_exec_reports_the_security_failure(tmp_path: Path,
     captured = capsys.readouterr()
     assert status == 1 and captured.out == ""
     assert "shell.trusted_source_load_failed" in captured.err
+
+
+def test_a_script_mode_tool_script_is_a_source_too(tmp_path: Path) -> None:
+    job = tmp_path / "tools" / "job.sh"
+    job.parent.mkdir()
+    job.write_text("#!/bin/sh\necho job\n")
+    job.chmod(0o755)
+    text = runtime() + ('<tool name="job" type="shell" mode="script" runtime="r" '
+                        'script="tools/job.sh"/>')
+    path = write_prompt(tmp_path, text)
+    error = failure(tmp_path, path, **trusted(tmp_path, entry(tmp_path, digest_of(path))))
+    assert error.code == "shell.trusted_source_mismatch" and "job.sh" in error.message
+    both = trusted(tmp_path, entry(tmp_path, digest_of(path), digest_of(job)))
+    assert call(open_with(tmp_path, path, **both), "job").text == "job\n"
+
+
+def test_an_executable_hook_is_a_source_too(tmp_path: Path) -> None:
+    from tests.runtime.shell.test_exec_hooks import WORKER, hook_file
+
+    hook = hook_file(tmp_path)
+    body = (f'<reviewers><reviewer id="x" kind="executable" executable="{hook}" '
+            'runtime="w"/></reviewers>')
+    powers = {**FULL_POWERS, "executable_hooks": True}
+    path = write_prompt(tmp_path, WORKER + runtime(body, policy='<policy default="ask"/>')
+                        + structured_tool())
+    only_prompt = trusted(tmp_path, entry(tmp_path, digest_of(path), capabilities=powers))
+    error = failure(tmp_path, path, **only_prompt)
+    assert error.code == "shell.trusted_source_mismatch" and "hook.py" in error.message
+    both = trusted(tmp_path, entry(tmp_path, digest_of(path), digest_of(hook),
+                                   capabilities=powers))
+    session = open_with(tmp_path, path, **both)
+    assert call(session, "run", program="echo", arguments=["yes"]).text == "yes\n"
+
+
+def test_executable_hooks_need_the_executable_hooks_ceiling(tmp_path: Path) -> None:
+    from tests.runtime.shell.test_exec_hooks import WORKER, hook_file
+
+    hook = hook_file(tmp_path)
+    body = (f'<reviewers><reviewer id="x" kind="executable" executable="{hook}" '
+            'runtime="w"/></reviewers>')
+    path = write_prompt(tmp_path, WORKER + runtime(body) + structured_tool())
+    error = failure(tmp_path, path, **trusted(tmp_path, entry(tmp_path, digest_of(path),
+                                                              digest_of(hook))))
+    assert error.code == "shell.trusted_source_mismatch"
+    assert "executable_hooks" in error.message
