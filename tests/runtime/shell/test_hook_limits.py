@@ -193,3 +193,21 @@ def test_an_unwritable_state_file_fails_the_call_and_keeps_the_old_state(tmp_pat
     assert code == "interceptor_rejected" and "could not be saved" in message
     assert echo(session(tmp_path, QUOTA, failure="keep",
                         hook_state_path=blocked / "state.json"), "2") == "2\n"
+
+
+def test_a_top_level_that_never_ends_fails_instantiation_at_its_wall_time(
+        tmp_path: Path) -> None:
+    import pytest
+
+    from runtime.shell.errors import InstantiationError
+
+    script = ('<script id="h" language="chatml" kind="shell_before_interceptor" '
+              'fuel="1000000000" wall_time="200ms">\n'
+              'let rec spin n = if n < 0 then 0 else spin(n + 1)\n'
+              'let initial_state = spin(0)\n'
+              'let before event state = Task.bind(Intercept.continue(), '
+              'fun u -> Task.pure(state))\n</script>\n')
+    with pytest.raises(InstantiationError) as caught:
+        session(tmp_path, script)
+    assert caught.value.code == "shell.chatml_compile"
+    assert "wall-time limit exceeded" in caught.value.message
