@@ -106,7 +106,7 @@ class ShellHooks:
             raise HookError(f"script {script_id} is not instantiated")
         key: tuple[str, ...] | None = None
         if lifecycle == "session":
-            key = (ctx.runtime.id, script_id)
+            key = ("session", ctx.runtime.id, script_id)
         elif lifecycle == "runtime":
             key = ("runtime", script_id)
         with self._lock:

@@ -120,7 +120,7 @@ def test_session_state_is_kept_between_calls_and_persisted(tmp_path: Path) -> No
     assert echo(shell, "3") == ("interceptor_rejected", "interceptor i: quota used")
     data = json.loads(state_file(tmp_path).read_text())
     (entry,) = data["states"]
-    assert data["version"] == 1 and entry["key"] == ["r", "h"]
+    assert data["version"] == 1 and entry["key"] == ["session", "r", "h"]
     assert entry["script_id"] == "h" and entry["kind"] == "shell_before_interceptor"
     assert entry["state"] == 3 and len(entry["manifest_sha256"]) == 64
     assert stat.S_IMODE(os.stat(state_file(tmp_path)).st_mode) == 0o600
