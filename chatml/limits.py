@@ -88,8 +88,10 @@ class DepthLimitExceeded(LimitExceeded):
     code = "chatml.recursion_limit"
 
 
-_UNLIMITED_STEPS = 1 << 62
-"""Step budget that stands for "no limit" (refilled should it ever run out)."""
+_UNLIMITED_STEPS = (1 << 30) - 1
+"""Step budget that stands for "no limit"; refilled when it runs out (:meth:`Meter.out_of_steps`).
+Kept below 2**30, like the memory budget, so the reserve builtins charge stays a CPython
+single-digit int."""
 
 _UNLIMITED = (1 << 30) - 1
 """Memory budget (in words) that stands for "no limit"; refilled when it runs out. Kept below
