@@ -97,6 +97,9 @@ _UNLIMITED = (1 << 30) - 1
 """Memory budget (in words) that stands for "no limit"; refilled when it runs out. Kept below
 2**30 so the counter stays a CPython single-digit int (the fast path of the interpreter)."""
 
+SCAN_CHARS_PER_STEP = 64
+"""Builtins that scan their input charge one step per this many code points or elements."""
+
 WORD = 8
 """The memory counter counts 8-byte words (so a 1 GB budget is still a small int)."""
 

@@ -267,7 +267,7 @@ def _charge_dict_set(length: int) -> None:
         meter.out_of_memory()
 
 
-@implements("Hashtbl.set")
+@implements("Hashtbl.set", inline="hashtbl_set")
 def set_(table: Value, key: Value, value: Value) -> None:
     if type(table) is TableRef:
         pairs = table.pairs
@@ -335,7 +335,7 @@ def _set(table: Value, key: Value, value: Value) -> None:
         cache.snapshot = updated.copy()
 
 
-@implements("Hashtbl.get")
+@implements("Hashtbl.get", inline="hashtbl_get")
 def get(table: Value, key: Value) -> Variant:
     if type(table) is TableRef:
         pairs = table.pairs
@@ -367,7 +367,7 @@ def get(table: Value, key: Value) -> Variant:
     return NONE if found < 0 else Variant("Some", (entries[found]["value"],))
 
 
-@implements("Hashtbl.mem")
+@implements("Hashtbl.mem", inline="hashtbl_mem")
 def mem(table: Value, key: Value) -> bool:
     if type(table) is TableRef:
         pairs = table.pairs
