@@ -127,7 +127,12 @@ _NEW_ARRAY = COST["array"] + COST["slot"] + WORD - 1
 
 def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
     table, key, value = args
-    words = f"({_NEW_ARRAY} + {COST['slot']} * _hn) // {WORD}"
+    slot = COST["slot"]
+    if slot % WORD == 0:  # the same number, without the division
+        per_slot = "_hn" if slot == WORD else f"{slot // WORD} * _hn"
+        words = f"({_NEW_ARRAY // WORD} + {per_slot})"
+    else:
+        words = f"({_NEW_ARRAY} + {slot} * _hn) // {WORD}"
     return [
         (0, f"if {_DICT_FORM.format(table=table, key=key)} and _M.journal is None:"),
         (1, "_hn = len(_hp)"),
