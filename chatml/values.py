@@ -59,7 +59,12 @@ class ChatMLFailure(Exception):
 
 
 class Variant:
-    """A polymorphic-variant value: ``tag`` (no backtick) and its payload values."""
+    """A polymorphic-variant value: ``tag`` (no backtick) and its payload values.
+
+    Generated code may build one as ``object.__new__(Variant)`` followed by setting
+    both slots (cheaper than a call of ``__init__``), so ``__init__`` must do nothing
+    else.
+    """
 
     __slots__ = ("tag", "args")
 

@@ -30,9 +30,9 @@ implementations: ``@implements("to_string", inline="to_string")``, see
 :mod:`chatml.registration`; :func:`intrinsic_slots`): the values handed to the
 loader say what may be inlined, and this module imports nothing of the
 standard library. A host that brings its own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
-``_str``, ``_list``, ``_TR``, ``_NONE``, ``_V`` and ``_M`` (see
-:func:`chatml.vm.runtime.base_namespace`) and uses ``_hp``, ``_hn``, ``_hr`` and
-``_m`` as scratch variables.
+``_str``, ``_list``, ``_TR``, ``_NONE``, ``_V``, ``_new`` and ``_M`` (see
+:func:`chatml.vm.runtime.base_namespace`) and uses ``_hp``, ``_hn``, ``_hr``,
+``_hs`` and ``_m`` as scratch variables.
 """
 
 from __future__ import annotations
@@ -139,7 +139,10 @@ def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
         *((1 + extra, line) for extra, line in _scan_steps("_hn")),
         (1, f"_M.memory = _m = _M.memory - {words}"),
         (1, "if _m < 0: _M.out_of_memory()"),
-        (1, f"_hp[{key}] = _V('Some', ({value},))"),
+        (1, "_hs = _new(_V)"),  # Variant('Some', (value,)) without a Python __init__ call
+        (1, "_hs.tag = 'Some'"),
+        (1, f"_hs.args = ({value},)"),
+        (1, f"_hp[{key}] = _hs"),
         (1, f"{result} = None"),
         (0, "else:"),
         (1, f"{result} = {builtin}({table}, {key}, {value})"),

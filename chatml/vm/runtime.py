@@ -56,6 +56,7 @@ def base_namespace() -> dict[str, Any]:
         "_TC": TailCall,
         "_P": PENDING_TAIL_CALL,
         "_V": Variant,
+        "_new": object.__new__,  # _new(_V) + both slots: a Variant without calling __init__
         "_TR": TableRef,
         "_NONE": Variant("None"),
         "_Ref": Ref,

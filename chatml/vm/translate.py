@@ -881,7 +881,12 @@ class _Body:
             self.stack.append(Operand(name))
             return
         values = self.pop(b)
-        self.push_temp(f"_V({tag!r}, ({', '.join(map(str, values))},))")
+        # _V(tag, args) without a call of Variant.__init__ (a Python call from C: slow)
+        t = self.temp()
+        self.emit(f"{t} = _new(_V)")
+        self.emit(f"{t}.tag = {tag!r}")
+        self.emit(f"{t}.args = ({', '.join(map(str, values))},)")
+        self.stack.append(t)
         self.charge(COST["variant"] + COST["slot"] * b)
 
     def op_make_array(self, a: int, b: int) -> None:
