@@ -48,9 +48,10 @@ calls). The peak memory of each ChatML run is measured with tracemalloc in a
 separate, untimed run.
 
 Each workload also runs as a whole ``chatml run`` process: the CPU time of the
-child (user + system), best of ``--process-repeat``, minus that of a ``chatml
-run`` of ``print(1)`` timed alternately with it (so machine load hits both
-alike), in two cache states:
+child (user + system) minus that of a ``chatml run`` of ``print(1)`` run just
+before it, the median over ``--process-repeat`` such pairs (each pair shares
+the machine's load of its moment, so a drifting load moves both alike), in
+two cache states:
 
 * **warm** -- the bytecode cache holds both programs (each ran once first): what
   every run of an unchanged script does; the process reads the cached
@@ -427,20 +428,25 @@ def _process_cpu(path: Path, cold: bool) -> float:
 
 
 def process_seconds(path: Path, start_up: Path, repeat: int, cold: bool) -> tuple[float, float]:
-    """(best CPU time of a whole ``chatml run PATH``, best of the start-up ``chatml run`` of
-    ``START_UP``), the two run alternately so that machine load hits both alike.
+    """(the workload's share of a whole ``chatml run PATH``, the start-up) in CPU seconds.
 
-    ``cold``: with ``--no-cache`` (each run parses, checks and compiles its source);
+    ``repeat`` pairs of processes run back to back -- a ``chatml run`` of
+    ``START_UP`` (print(1)), then one of ``PATH`` -- and the workload's share is
+    the *median of the paired differences*: each pair shares the machine's load
+    of its moment, so a load that drifts (other jobs on a shared machine) moves
+    both alike; the start-up reported is the best of its runs. ``cold``: with
+    ``--no-cache`` (each run parses, checks and compiles its source);
     otherwise the bytecode cache holds both programs (each is run once first).
     """
     if not cold:
         _process_cpu(path, False)  # (fills the bytecode cache)
         _process_cpu(start_up, False)
-    whole, empty = float("inf"), float("inf")
+    differences, empties = [], []
     for _ in range(repeat):
-        empty = min(empty, _process_cpu(start_up, cold))
-        whole = min(whole, _process_cpu(path, cold))
-    return whole, empty
+        empty = _process_cpu(start_up, cold)
+        differences.append(_process_cpu(path, cold) - empty)
+        empties.append(empty)
+    return statistics.median(differences), min(empties)
 
 
 def main() -> int:
@@ -448,9 +454,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--starlark-scale", type=int, default=200,
                         help="Starlark runs 1/N of each workload (default 200)")
-    parser.add_argument("--process-repeat", type=int, default=5,
-                        help="best of N whole `chatml run` processes per workload and cache "
-                             "state (default 5)")
+    parser.add_argument("--process-repeat", type=int, default=7,
+                        help="pairs of whole `chatml run` processes per workload and cache "
+                             "state (median of their differences; default 7)")
     args = parser.parse_args()
     with_starlark = starlark_available()
     if not with_starlark:
@@ -487,8 +493,8 @@ def main() -> int:
         script.write_text(source)
         processes = []
         for cold in (False, True):
-            whole, empty = process_seconds(script, start_up_file, args.process_repeat, cold)
-            processes.append(max(whole - empty, 1e-9))
+            share, empty = process_seconds(script, start_up_file, args.process_repeat, cold)
+            processes.append(max(share, 1e-9))
             start_ups.append((cold, empty))
         warm, cold_run = processes
         if with_starlark and name in STARLARK:
@@ -511,13 +517,13 @@ def main() -> int:
     for cold, label in ((False, "warm (bytecode cache hit)"), (True, "cold (--no-cache)")):
         times = [empty * 1000 for was_cold, empty in start_ups if was_cold == cold]
         print(f"`chatml run` start-up, {label}, print(1): {min(times):.1f}-{max(times):.1f}ms "
-              "CPU (best of each workload's runs; subtracted from that workload)")
+              "CPU (the best of each workload's pairs, over the workloads)")
     median = statistics.median(row[1] for row in rows)
     if with_starlark:
         print(f"\n* Starlark ran 1/{args.starlark_scale} of each workload (fib: a smaller n); "
               "its time is extrapolated.")
-    print(f"warm / cold: a whole `chatml run` of the workload (best of {args.process_repeat}, "
-          "CPU), minus a `chatml run` of print(1) timed alternately with it; warm: the "
+    print(f"warm / cold: a whole `chatml run` of the workload minus a `chatml run` of print(1) "
+          f"run just before it (CPU; the median of {args.process_repeat} such pairs); warm: the "
           "bytecode cache holds both (what every run of an unchanged script does), cold: "
           "`--no-cache` (parse, check and compile in each run). Ratios against CPython "
           "in-process.")
