@@ -47,11 +47,15 @@ time is extrapolated linearly in the amount of work (fib: in the number of
 calls). The peak memory of each ChatML run is measured with tracemalloc in a
 separate, untimed run.
 
-Each workload also runs as a whole ``chatml run`` process: the CPU time of the
-child (user + system) minus that of a ``chatml run`` of ``print(1)`` run just
-before it, the median over ``--process-repeat`` such pairs (each pair shares
-the machine's load of its moment, so a drifting load moves both alike), in
-two cache states:
+Each workload also runs as a whole ``chatml run`` process, at
+``PROCESS_SCALE`` (4) times its size (fib: ``n + 3``, 4.2 times the calls) so
+that its share stands well above the noise of the start-up subtracted (about
+100-150 ms of CPU, which varies by +-10 ms on a shared machine): the CPU time
+of the child (user + system) minus that of a ``chatml run`` of ``print(1)`` run
+just before it, the median over ``--process-repeat`` such pairs (each pair
+shares the machine's load of its moment, so a drifting load moves both
+alike), against CPython in-process at the same size (best of 3), in two
+cache states:
 
 * **warm** -- the bytecode cache holds both programs (each ran once first): what
   every run of an unchanged script does; the process reads the cached
@@ -335,6 +339,32 @@ result = run(N)
 SIZES = {"fib": FIB_N, "loop": LOOP_N, "records": RECORDS_N, "strings": STRINGS_N,
          "tables": TABLES_N, "mutual": MUTUAL_N, "hof": HOF_N}
 
+PROCESS_SCALE = 4
+"""The whole-process runs do this many times the work (fib: n + 3, 4.2 times the calls),
+so that each workload's share stands well above the noise of the start-up subtracted."""
+
+
+def process_size(name: str) -> int:
+    return FIB_N + 3 if name == "fib" else SIZES[name] * PROCESS_SCALE
+
+
+def sized_source(name: str, size: int) -> str:
+    """The ChatML workload ``name`` at ``size`` (its size is the last number written)."""
+    head, found, tail = CHATML[name].rpartition(str(SIZES[name]))
+    assert found
+    return head + str(size) + tail
+
+
+def best_cpu(repeat: int, function: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        start = time.process_time()
+        function()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
 #: Per-workload target for the ChatML/CPython ratio (tables: against a Python dict).
 TARGETS = {"tables": 3.0}
 DEFAULT_TARGET = 2.0
@@ -471,7 +501,7 @@ def main() -> int:
     start_up_file = folder / "start_up.chatml"
     start_up_file.write_text("print(1)\n")
     print(f"{'workload':<9} {'compile':>8} {'chatml':>9} {'cpython':>9} {'ratio':>6} "
-          f"{'warm':>9} {'ratio':>6} {'cold':>9} {'ratio':>6} "
+          f"{'cpython4':>9} {'warm':>9} {'ratio':>6} {'cold':>9} {'ratio':>6} "
           f"{'starlark*':>10} {'vs star':>8} {'peak mem':>9}")
     start_ups: list[tuple[float, float]] = []
     for name, source in CHATML.items():
@@ -490,12 +520,15 @@ def main() -> int:
             args.repeat, lambda p=program: run_program(p, limits, sink=lambda text: None),
             lambda f=PYTHON[name], n=SIZES[name]: f(n))
         script = folder / f"{name}.chatml"
-        script.write_text(source)
+        script.write_text(sized_source(name, process_size(name)))
         processes = []
         for cold in (False, True):
             share, empty = process_seconds(script, start_up_file, args.process_repeat, cold)
             processes.append(max(share, 1e-9))
             start_ups.append((cold, empty))
+        scaled_size = process_size(name)
+        warm_up(PYTHON[name], scaled_size)
+        cpython_scaled = best_cpu(3, lambda f=PYTHON[name], n=scaled_size: f(n))
         warm, cold_run = processes
         if with_starlark and name in STARLARK:
             _, starlark_full = time_starlark(name, args.starlark_scale)
@@ -509,10 +542,11 @@ def main() -> int:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         ratio = chatml / cpython
-        rows.append((name, ratio, versus, warm / cpython, cold_run / cpython))
+        rows.append((name, ratio, versus, warm / cpython_scaled, cold_run / cpython_scaled))
         print(f"{name:<9} {compile_seconds * 1000:7.1f}ms {chatml * 1000:7.1f}ms "
-              f"{cpython * 1000:7.1f}ms {ratio:5.2f}x {warm * 1000:7.1f}ms "
-              f"{warm / cpython:5.2f}x {cold_run * 1000:7.1f}ms {cold_run / cpython:5.2f}x "
+              f"{cpython * 1000:7.1f}ms {ratio:5.2f}x {cpython_scaled * 1000:7.1f}ms "
+              f"{warm * 1000:7.1f}ms {warm / cpython_scaled:5.2f}x "
+              f"{cold_run * 1000:7.1f}ms {cold_run / cpython_scaled:5.2f}x "
               f"{starlark_text} {peak / 1024:7.0f}KB")
     for cold, label in ((False, "warm (bytecode cache hit)"), (True, "cold (--no-cache)")):
         times = [empty * 1000 for was_cold, empty in start_ups if was_cold == cold]
@@ -522,11 +556,12 @@ def main() -> int:
     if with_starlark:
         print(f"\n* Starlark ran 1/{args.starlark_scale} of each workload (fib: a smaller n); "
               "its time is extrapolated.")
-    print(f"warm / cold: a whole `chatml run` of the workload minus a `chatml run` of print(1) "
-          f"run just before it (CPU; the median of {args.process_repeat} such pairs); warm: the "
-          "bytecode cache holds both (what every run of an unchanged script does), cold: "
-          "`--no-cache` (parse, check and compile in each run). Ratios against CPython "
-          "in-process.")
+    print(f"warm / cold: a whole `chatml run` of the workload at {PROCESS_SCALE} times its size "
+          f"(fib: n = {FIB_N + 3}) minus a `chatml run` of print(1) run just before it (CPU; "
+          f"the median of {args.process_repeat} such pairs); warm: the bytecode cache holds "
+          "both (what every run of an unchanged script does), cold: `--no-cache` (parse, "
+          "check and compile in each run). Their ratios are against CPython in-process at "
+          "that size (cpython4, best of 3).")
     print(f"median ChatML/CPython ratio (in-process): {median:.2f}x")
     failed = False
     for label, column in (("in-process", 1), ("whole process, warm cache", 3),
