@@ -100,12 +100,17 @@ class WallTimeExceeded(LimitExceeded):
     code = "chatml.wall_time_limit"
 
 
-_UNLIMITED_STEPS = 1 << 62
-"""Step budget that stands for "no limit" (refilled should it ever run out)."""
+_UNLIMITED_STEPS = (1 << 30) - 1
+"""Step budget that stands for "no limit"; refilled when it runs out (:meth:`Meter.out_of_steps`).
+Kept below 2**30, like the memory budget, so the reserve builtins charge stays a CPython
+single-digit int."""
 
 _UNLIMITED = (1 << 30) - 1
 """Memory budget (in words) that stands for "no limit"; refilled when it runs out. Kept below
 2**30 so the counter stays a CPython single-digit int (the fast path of the interpreter)."""
+
+SCAN_CHARS_PER_STEP = 64
+"""Builtins that scan their input charge one step per this many code points or elements."""
 
 WORD = 8
 """The memory counter counts 8-byte words (so a 1 GB budget is still a small int)."""

@@ -124,3 +124,13 @@ def test_the_failure_point_is_compared() -> None:
     assert translated.error is not None and translated.error["code"] == "chatml.step_limit"
     assert translated.steps == 38  # the 38th step is the one that fails
     assert translated.comparable() == referenced.comparable()
+
+
+@pytest.mark.parametrize("memory", [1000, 1500, 2000, 3000])
+def test_a_limit_inside_a_loop_closure_factory_is_one_frame(memory: int) -> None:
+    """A closure made in a self-tail-call loop is made by a factory function; running out
+    of memory inside it reports the loop's one ChatML frame (found by hypothesis)."""
+    text = ("let rec loop n acc = if n <= 0 then acc else "
+            "loop(n - 1, acc + ({ {f = 0; g = 0} with g = ((fun v1 -> n)(0)) }.g))\n"
+            "print(loop(9, 0))\n")
+    _agree(text, "factory.chatml", Limits(max_steps=40, max_memory=memory))
