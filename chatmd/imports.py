@@ -41,7 +41,14 @@ from chatcommon.records import evolve, fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
-from chatmd.loading import Confinement, UnreadableFile, import_key, read_text, resolve, sha256_hex
+from chatmd.loading import (
+    Confinement,
+    UnreadableFile,
+    import_key,
+    read_source,
+    resolve,
+    sha256_hex,
+)
 from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces
 from chatmd.references import INVALID_PATH, invalid_message, reference_problem
@@ -63,6 +70,9 @@ _EXPANDING_MSG_ROLES = frozenset({"user", "system", "developer"})
 _IMPORT_ATTRIBUTES = ("src", "namespace")
 
 Chain = tuple[Related, ...]
+
+#: Where counting lines starts in a file: line 1, which starts at offset 0; nothing scanned.
+_START = (1, 0, 0)
 
 
 class TopLevel:
@@ -143,12 +153,12 @@ class _Expander:
     # ------------------------------------------------------------------ top level
 
     def top_level(self, nodes: tuple[Node, ...], file: _File) -> None:
+        if "<import" not in file.source.text:  # no import anywhere in this file: nothing to expand
+            self._place(nodes, file, _START)
+            return
         skip = self._check_namespaces(nodes)
-        source = file.source
-        text = source.text
-        line = 1
-        line_start = 0
-        scanned = 0
+        placed: list[Node] = []
+        position = _START
         for node in nodes:
             if not isinstance(node, Element):
                 continue
@@ -156,6 +166,8 @@ class _Expander:
                 if id(node) not in skip:
                     opened = self._open(node, file, content_mode=False, depth=0)
                     if opened is not None:
+                        position = self._place(placed, file, position)
+                        placed = []
                         document, child = opened
                         self.top_level(document.nodes, child)
                 continue
@@ -163,16 +175,37 @@ class _Expander:
             if children and (len(children) > 1 or type(children[0]) is not Text) and (
                     node.tag in _EXPANDING_TAGS or node.tag == "msg"):
                 node = self.expand_element(node, file, 1)
+            placed.append(node)
+        self._place(placed, file, position)
+
+    def _place(self, nodes: tuple[Node, ...] | list[Node], file: _File,
+               position: tuple[int, int, int]) -> tuple[int, int, int]:
+        """Append the elements of ``nodes`` (in ``file``, in order) with their provenance.
+
+        ``position`` is ``(line, offset of its start, offset scanned up to)`` where the
+        previous call for this file stopped (:data:`_START` at first); the new one is returned.
+        Positions advance monotonically, so line breaks are counted incrementally.
+        """
+        source = file.source
+        text = source.text
+        count = text.count
+        rfind = text.rfind
+        name, folder, prompt_dir, namespace, digest = (source.name, file.folder, self.prompt_dir,
+                                                       file.namespace, file.sha256)
+        append = self.out.append
+        line, line_start, scanned = position
+        for node in nodes:
+            if type(node) is not Element:
+                continue
             start = node.span.start
-            # positions advance monotonically: count line breaks incrementally
-            line += text.count("\n", scanned, start)
+            line += count("\n", scanned, start)
             scanned = start
-            newline = text.rfind("\n", line_start, start)
+            newline = rfind("\n", line_start, start)
             if newline >= 0:
                 line_start = newline + 1
-            provenance = _new_provenance(source.name, line, start - line_start + 1, file.folder,
-                                    self.prompt_dir, file.namespace, file.sha256)
-            self.out.append(TopLevel(node, provenance))
+            append(TopLevel(node, _new_provenance(name, line, start - line_start + 1, folder,
+                                                  prompt_dir, namespace, digest)))
+        return line, line_start, scanned
 
     # ------------------------------------------------------------------ bodies
 
@@ -349,7 +382,7 @@ class _Expander:
                         hint="the same file may be imported by two branches, but not by itself")
             return None
         try:
-            text = read_text(path)
+            text, sha256 = read_source(path)
         except UnreadableFile as exc:
             self._error(self._attribute_span(element, "src"), "chatmd.import_unreadable",
                         f"cannot read import \"{src}\" ({path}): {exc.reason}")
@@ -373,17 +406,18 @@ class _Expander:
             return None
         own = element.get("namespace")
         child = _File(source, folder, join_namespaces(file.namespace, own),
-                      file.depth + 1, file.active | {key}, sha256_hex(text))
+                      file.depth + 1, file.active | {key}, sha256)
         return result.document, child
 
 
 def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None = None,
-                   confine: bool = False) -> ExpandedPrompt:
+                   confine: bool = False, sha256: str | None = None) -> ExpandedPrompt:
     """Expand every import of ``document`` (the root prompt, already parsed).
 
     ``prompt_dir`` is the root prompt's folder (absolute); ``root_key`` the
     root file's absolute path when it has one (so importing it back is a
-    cycle). Never raises for bad input: problems are in the diagnostics.
+    cycle). ``sha256`` is :func:`~chatmd.loading.sha256_hex` of the root text when the
+    caller has it already. Never raises for bad input: problems are in the diagnostics.
     """
     prompt_dir = os.path.abspath(prompt_dir)
     expander = _Expander(prompt_dir, confine=confine)
@@ -391,7 +425,8 @@ def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None 
     expander.sources.append(source)
     expander.folders[source] = prompt_dir
     active = frozenset({import_key(root_key)}) if root_key else frozenset()
-    root = _File(source, prompt_dir, None, 0, active, sha256_hex(source.text))
+    root = _File(source, prompt_dir, None, 0, active,
+                 sha256 if sha256 is not None else sha256_hex(source.text))
     expander.top_level(document.nodes, root)
     return ExpandedPrompt(expander.out, expander.diagnostics, expander.sources,
                           expander.chains, expander.folders)

@@ -69,11 +69,13 @@ _NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
 _CLOSINGS = {name: f"</{name}>" for name in _NO_SCOPE}
 # Blanks, then an opening tag whose attributes are simple `name="value"` pairs (values
 # without `\\`, `&`, `"`, `<`, `>`): what the fast path of :func:`iter_tokens` reads at once.
-# Then, after the `>`: blanks and a RAW opener (group 4), else a text run (group 5).
+# What follows the `>` is found with `str.find`, not with the regular expression engine,
+# which would step through every character of the body.
 _SIMPLE_OPEN = re.compile(
     r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
-    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>"
-    r"(?:([ \t\r\n]*RAW\|)|([^<|]*))")
+    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
+# Blanks and a RAW opener (rule 1), matched only up to the first `|` after an opening tag.
+_RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
 _SKIP_WS = re.compile(r"[ \t\n\r\x0b\x0c]*")
 # One well-formed attribute: name, optionally = and a closed quoted or unquoted value.
 # A quote preceded by a backslash does not close a value (the backslash is kept).
@@ -242,6 +244,7 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         return resume
 
     simple_at = _SIMPLE_OPEN.match
+    raw_at = _RAW_OPENER.match
     body: str | None  # an element's text (None: no text token) or a tag's inside
     attributes: tuple[Attribute, ...] | None  # None: not in attribute_cache yet
     i = 0
@@ -249,22 +252,27 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
         if elements and not scopes:
             simple = simple_at(text, i)
             if simple is not None:  # the whole-element fast path (see the docstring)
-                blanks, name, attribute_text, raw_opener, run = simple.groups()
+                blanks, name, attribute_text = simple.groups()
                 closing = _CLOSINGS.get(name)
                 if closing is not None:
                     after = simple.end()
+                    lt = find("<", after)
+                    if lt < 0:
+                        lt = n
+                    bar = find("|", after, lt)
                     close = -1
-                    if raw_opener is not None:  # blanks (dropped), RAW| body |RAW, </name>
-                        close = find("|RAW", after)
+                    if bar < 0:  # one text run (rules 2 and 8; maybe empty) up to the `<`
+                        if text.startswith(closing, lt):
+                            j = body_start = after
+                            body, body_end, close = text[after:lt] or None, lt, lt
+                    elif raw_at(text, after, bar + 1) is not None:
+                        # blanks (dropped), RAW| body |RAW, then </name> at once
+                        close = find("|RAW", bar + 1)
                         if close >= 0 and text.startswith(closing, close + 4):
-                            j, body, body_start, body_end = (after - len(raw_opener),
-                                                             text[after:close], after - 4,
-                                                             close + 4)
+                            j, body, body_start, body_end = (after, text[bar + 1:close],
+                                                             bar - 3, close + 4)
                         else:
                             close = -1
-                    elif text.startswith(closing, after):  # one text run (maybe none)
-                        j = body_start = after - len(run)
-                        body, body_end, close = run or None, after, after
                     if close >= 0:
                         attributes = attribute_cache.get(attribute_text)
                         if attributes is None:
