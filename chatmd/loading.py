@@ -21,13 +21,13 @@ BOM = "\ufeff"
 #: CPython's builtin SHA-256 (``_sha256`` up to 3.11, ``_sha2`` since 3.12), for small texts:
 #: ``hashlib`` would first load OpenSSL, which costs ``chatmdc check`` more start-up time
 #: than hashing a prompt takes. Large texts go to OpenSSL's faster implementation.
-def _find_builtin_sha256() -> Callable[[bytes], Any] | None:
+def _find_builtin_sha256() -> Callable[[bytes | memoryview], Any] | None:
     for module_name in ("_sha256", "_sha2"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        sha256: Callable[[bytes], Any] = module.sha256
+        sha256: Callable[[bytes | memoryview], Any] = module.sha256
         return sha256
     return None
 
