@@ -1,7 +1,8 @@
 """The parser's whole-element fast path reads every document as the plain path does.
 
-``iter_tokens(elements=True)`` hands the parser an element that holds just
-text (and the blanks before it) as one token. Over generated documents mixing
+``iter_tokens(elements=True)`` hands the parser a run of elements that hold
+just text (and the blanks before each) as one token, the nodes already built
+(:mod:`chatmd.element_runs`). Over generated documents mixing
 such elements with everything that must not take the fast path -- nested and
 self-closing elements, unknown tags, stray ``<`` and ``|``, RAW blocks not
 directly closed, attributes with entities, escapes or ``>``, shell scopes,
@@ -85,10 +86,12 @@ def test_the_dense_transcript_takes_the_fast_path_and_agrees() -> None:
 
     text, _ = generate_dense(40)
     assert _reading(text, False, True) == _reading(text, False, False)
-    from chatmd.lexer import ELEMENT, iter_tokens
+    from chatmd.lexer import ELEMENTS, iter_tokens
 
-    kinds = [token[0] for token in iter_tokens(SourceFile("d", text), [], elements=True)]
-    assert kinds.count(ELEMENT) == 4 * 40  # every message element in one token
+    tokens = list(iter_tokens(SourceFile("d", text), [], elements=True))
+    # every message element comes in one run (after <config/> and <tool/>, self-closing)
+    assert sum(len(token[1]) for token in tokens if token[0] == ELEMENTS) == 4 * 40
+    assert [token[0] for token in tokens].count(ELEMENTS) == 1
     assert parse(SourceFile("d", text)).ok
 
 
