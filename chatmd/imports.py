@@ -123,6 +123,12 @@ class _File:
         self.sha256 = sha256
 
 
+def may_import(text: str) -> bool:
+    """False when a file's ``text`` cannot hold an ``<import>`` element (a cheap scan:
+    the tag is written ``<import``), so that its elements need no expansion work."""
+    return "<import" in text
+
+
 def expands_imports(element: Element) -> bool:
     """True when ``<import>`` children of ``element`` are expanded (spec §3.1)."""
     tag = element.tag
@@ -153,7 +159,7 @@ class _Expander:
     # ------------------------------------------------------------------ top level
 
     def top_level(self, nodes: tuple[Node, ...], file: _File) -> None:
-        if "<import" not in file.source.text:  # no import anywhere in this file: nothing to expand
+        if not may_import(file.source.text):  # nothing to expand, nothing to check
             self._place(nodes, file, _START)
             return
         skip = self._check_namespaces(nodes)

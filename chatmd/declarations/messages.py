@@ -26,6 +26,7 @@ from chatmd.vocabulary import WS
 
 #: Messages are made for every element of a transcript: without the generated __init__.
 _new_message = fast_constructor(Message)
+_new_tool_call = fast_constructor(ToolCallRef)
 
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
@@ -38,6 +39,8 @@ TAG_ROLES = {
     "tool_response": "tool",
 }
 MESSAGE_TAGS = frozenset(TAG_ROLES) | {"msg"}
+#: Tags that need no attribute: without any, the message is its tag, role and text.
+_PLAIN_TAGS = frozenset(TAG_ROLES) - {"tool_call"}
 
 HISTORY_ID = "ochat-history-id"
 SOURCE_CONTEXT = "ochat-source-context"
@@ -116,6 +119,19 @@ def _missing(element: Element, name: str, ctx: LoweringContext, why: str = "") -
 def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext) -> Message | None:
     """The :class:`~chatmd.ir.Message` for a message-like element; None after an error."""
     tag = element.tag
+    children = element.children
+    if not element.attrs and len(children) == 1 and type(children[0]) is Text and (
+            tag in _PLAIN_TAGS):  # the common case of a transcript, in short
+        return _new_message(tag, TAG_ROLES[tag], children[0].text, None, None, None, None,
+                            None, None, None, None, None, provenance.file, provenance)
+    return lower_message_fully(element, provenance, ctx)
+
+
+def lower_message_fully(element: Element, provenance: Provenance,
+                        ctx: LoweringContext) -> Message | None:
+    """:func:`lower_message` without its short path (the same result, by every rule)."""
+    tag = element.tag
+    children = element.children
     values: dict[str, str] = {}
     for attribute in element.attrs:  # last wins; a flag reads as ''
         value = attribute.value
@@ -147,7 +163,6 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
     history_id = None if found is None else _history_id(element, found, ctx)
     if found is not None and found.history_id is not None and history_id is None:
         ok = False
-    children = element.children
     if len(children) == 1 and type(children[0]) is Text:  # the common case, inline
         content: Content = children[0].text
     else:
@@ -157,7 +172,7 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
     tool_call = None
     if is_call:
         arguments = content if isinstance(content, str) else ""
-        tool_call = ToolCallRef(values["tool_call_id"], values["function_name"], arguments)
+        tool_call = _new_tool_call(values["tool_call_id"], values["function_name"], arguments)
     source_file = provenance.file
     if found is not None and found.source_context is not None:
         source_file = found.source_context
