@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 from chatmd.ast import Attribute, Element, Node, Text
 from chatmd.ir import (
@@ -198,30 +199,41 @@ def tool_text(tool: Tool) -> str:
 # --- conversation -----------------------------------------------------------------------------
 
 
-def _item_text(item: ContentItem) -> str:
+def _item_text(item: ImageItem | DocItem) -> str:
     if isinstance(item, ImageItem):
         return f"<img{attribute('src', item.url)}{' local' if item.local else ''}/>"
-    if isinstance(item, DocItem):
-        flags = "".join(f" {name}" for name, on in (("local", item.local), ("strip", item.strip),
-                                                     ("markdown", item.markdown)) if on)
-        return f"<doc{attribute('src', item.url)}{flags}/>"
-    assert isinstance(item, AgentItem)
-    local = " local" if item.local else ""
-    return f"<agent{attribute('src', item.url)}{local}>{_items_text(item.items)}</agent>"
+    flags = "".join(f" {name}" for name, on in (("local", item.local), ("strip", item.strip),
+                                                 ("markdown", item.markdown)) if on)
+    return f"<doc{attribute('src', item.url)}{flags}/>"
 
 
 def _items_text(items: tuple[ContentItem, ...]) -> str:
+    """The items in order; ``<agent>`` items with theirs inside, walked with an explicit
+    stack (they nest as deep as the parser allows)."""
     out: list[str] = []
-    previous_text = False
-    for index, item in enumerate(items):
-        is_text = isinstance(item, TextItem)
+    # (the items left, the index of the next one, whether the previous one was text)
+    stack: list[list[Any]] = [[items, 0, False]]
+    while stack:
+        level = stack[-1]
+        level_items, index, previous_text = level
+        if index == len(level_items):
+            stack.pop()
+            if stack:
+                out.append("</agent>")
+            continue
+        item = level_items[index]
+        level[1] = index + 1
+        level[2] = isinstance(item, TextItem)
         if isinstance(item, TextItem):
             if previous_text:
                 out.append(TEXT_ITEM_SEPARATOR)
             out.append(("\n" if index == 0 else "") + frame(item.text))
+        elif isinstance(item, AgentItem):
+            local = " local" if item.local else ""
+            out.append(f"<agent{attribute('src', item.url)}{local}>")
+            stack.append([item.items, 0, False])
         else:
             out.append(_item_text(item))
-        previous_text = is_text
     return "".join(out)
 
 

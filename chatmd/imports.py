@@ -123,6 +123,24 @@ class _File:
         self.sha256 = sha256
 
 
+class _Body:
+    """A body being expanded (:meth:`_Expander._expand_children`): an element's children
+    (``element`` set) or an imported file's nodes (``element`` None), ``depth`` deep."""
+
+    __slots__ = ("children", "file", "depth", "element", "index", "out", "changed", "skip")
+
+    def __init__(self, children: tuple[Node, ...], file: _File, depth: int,
+                 element: Element | None) -> None:
+        self.children = children
+        self.file = file
+        self.depth = depth
+        self.element = element
+        self.index = 0
+        self.out: list[Node] = []
+        self.changed = False
+        self.skip: set[int] | None = None
+
+
 def may_import(text: str) -> bool:
     """False when a file's ``text`` cannot hold an ``<import>`` element (a cheap scan:
     the tag is written ``<import``), so that its elements need no expansion work."""
@@ -228,31 +246,46 @@ class _Expander:
 
     def _expand_children(self, children: tuple[Node, ...], file: _File,
                          depth: int) -> tuple[Node, ...] | None:
-        """The expanded children of an element ``depth`` deep; None when no import was found."""
-        changed = False
-        skip: set[int] | None = None
-        out: list[Node] = []
-        for child in children:
+        """The expanded children of an element ``depth`` deep; None when no import was found.
+
+        Walked with an explicit stack: bodies nest as deep as the parser allows
+        (and imported files add their own nesting, up to :data:`MAX_NESTING` in all).
+        """
+        stack = [_Body(children, file, depth, None)]
+        while True:
+            body = stack[-1]
+            if body.index == len(body.children):
+                stack.pop()
+                result = tuple(body.out) if body.changed else None
+                if not stack:
+                    return result
+                parent = stack[-1]
+                if body.element is None:  # an imported file's nodes, spliced in
+                    parent.out.extend(body.children if result is None else result)
+                elif result is None:
+                    parent.out.append(body.element)
+                else:
+                    parent.changed = True
+                    parent.out.append(evolve(body.element, children=result))
+                continue
+            child = body.children[body.index]
+            body.index += 1
             if isinstance(child, Element):
                 if child.tag == "import":
-                    changed = True
-                    if skip is None:
-                        skip = self._check_namespaces(children)
-                    if id(child) in skip:
+                    body.changed = True
+                    if body.skip is None:
+                        body.skip = self._check_namespaces(body.children)
+                    if id(child) in body.skip:
                         continue
-                    opened = self._open(child, file, content_mode=True, depth=depth)
+                    opened = self._open(child, body.file, content_mode=True, depth=body.depth)
                     if opened is not None:
                         document, inner = opened
-                        nested = self._expand_children(document.nodes, inner, depth)
-                        out.extend(document.nodes if nested is None else nested)
+                        stack.append(_Body(document.nodes, inner, body.depth, None))
                     continue
-                if child.children and expands_imports(child):
-                    expanded = self.expand_element(child, file, depth + 1)
-                    if expanded is not child:
-                        changed = True
-                    child = expanded
-            out.append(child)
-        return tuple(out) if changed else None
+                if child.children and expands_imports(child) and body.depth < MAX_NESTING:
+                    stack.append(_Body(child.children, body.file, body.depth + 1, child))
+                    continue
+            body.out.append(child)
 
     # ------------------------------------------------------------------ checks
 

@@ -35,7 +35,7 @@ _new_text = fast_constructor(Text)
 PHASE = "parse"
 
 #: Elements may nest at most this deep (bounds every recursive walk of the tree).
-MAX_NESTING = 100
+MAX_NESTING = 1000
 
 _MAX_SHOWN_TEXT = 60
 _TRUNCATING = frozenset({"chatmd.unterminated_raw", "chatmd.unterminated_comment"})
