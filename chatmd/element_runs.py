@@ -41,8 +41,6 @@ _SIMPLE_OPEN = re.compile(
     r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
 # Blanks and a RAW opener (rule 1), matched only up to the first `|` after an opening tag.
 _RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
-# One `name="value"` pair of :data:`_SIMPLE_OPEN`'s attribute text.
-_SIMPLE_PAIR = re.compile(r"([A-Za-z0-9_:\-]+)=\"([^\"]*)\"")
 
 _new_attribute = fast_constructor(Attribute)
 _new_element = fast_constructor(Element)
@@ -98,9 +96,10 @@ def read_run(source: SourceFile, i: int,
             end = close + 4
             children = (_new_text(text[bar + 1:close], Span(source, bar - 3, end)),)
         attributes = attribute_cache.get(attribute_text)
-        if attributes is None:
-            attributes = tuple([_new_attribute(key, value) for key, value
-                                in _SIMPLE_PAIR.findall(attribute_text)])
+        if attributes is None:  # blanks, name, =", value, " ...: split at the quotes
+            parts = attribute_text.split('"')
+            attributes = tuple([_new_attribute(parts[k].lstrip()[:-1], parts[k + 1])
+                                for k in range(0, len(parts) - 1, 2)])
             attribute_cache[attribute_text] = attributes
         i_next = end + len(closing)
         elements.append(_new_element(name, attributes, children,

@@ -39,8 +39,6 @@ TAG_ROLES = {
     "tool_response": "tool",
 }
 MESSAGE_TAGS = frozenset(TAG_ROLES) | {"msg"}
-#: Tags that need no attribute: without any, the message is its tag, role and text.
-_PLAIN_TAGS = frozenset(TAG_ROLES) - {"tool_call"}
 
 HISTORY_ID = "ochat-history-id"
 SOURCE_CONTEXT = "ochat-source-context"
@@ -120,11 +118,32 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
     """The :class:`~chatmd.ir.Message` for a message-like element; None after an error."""
     tag = element.tag
     children = element.children
-    if not element.attrs and len(children) == 1 and type(children[0]) is Text and (
-            tag in _PLAIN_TAGS):  # the common case of a transcript, in short
-        return _new_message(tag, TAG_ROLES[tag], children[0].text, None, None, None, None,
-                            None, None, None, None, None, provenance.file, provenance)
-    return lower_message_fully(element, provenance, ctx)
+    if len(children) != 1 or type(children[0]) is not Text or tag == "msg":
+        return lower_message_fully(element, provenance, ctx)
+    # the common case of a transcript, in short: a shorthand tag whose body is one text
+    text = children[0].text
+    attributes = element.attrs
+    if not attributes:
+        if tag == "tool_call":  # (it needs attributes: reported by the general path)
+            return lower_message_fully(element, provenance, ctx)
+        return _new_message(tag, TAG_ROLES[tag], text, None, None, None, None, None, None,
+                            None, None, None, provenance.file, provenance)
+    values: dict[str, str] = {}
+    for attribute in attributes:  # last wins; a flag reads as ''
+        value = attribute.value
+        values[attribute.name] = "" if value is None else value
+    if HISTORY_ID in values or SOURCE_CONTEXT in values:
+        return lower_message_fully(element, provenance, ctx)
+    tool_call = None
+    if tag == "tool_call":
+        call_id, name = values.get("tool_call_id"), values.get("function_name")
+        if call_id is None or name is None:
+            return lower_message_fully(element, provenance, ctx)
+        tool_call = _new_tool_call(call_id, name, text)
+    get = values.get
+    return _new_message(tag, TAG_ROLES[tag], text, get("id"), get("status"), get("phase"),
+                        get("name"), get("type"), get("tool_call_id"), tool_call, None,
+                        get("role"), provenance.file, provenance)
 
 
 class _Checked:
