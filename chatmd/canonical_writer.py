@@ -23,7 +23,7 @@ root prompt's is rewritten relative to the root prompt's folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -80,15 +80,32 @@ def _optional(pairs: Sequence[tuple[str, str | None]]) -> list[tuple[str, str | 
 
 
 def render_node(node: Node) -> str:
-    """A syntax node as ChatMD that parses back to an equal node (inside the same scope)."""
-    if isinstance(node, Text):
-        text = node.text
-        return text if text and is_blank(text) else frame(text)
-    attributes = _attrs([(a.name, a.value) for a in node.attrs])
-    if not node.children and node.self_closing:
-        return f"<{node.tag}{attributes}/>"
-    inner = "".join(render_node(child) for child in node.children)
-    return f"<{node.tag}{attributes}>{inner}</{node.tag}>"
+    """A syntax node as ChatMD that parses back to an equal node (inside the same scope).
+
+    Walked with an explicit stack: elements may nest as deep as the parser allows.
+    """
+    out: list[str] = []
+    stack: list[Iterator[Node]] = [iter((node,))]
+    closings: list[str] = []
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if closings:
+                out.append(closings.pop())
+            continue
+        if isinstance(child, Text):
+            text = child.text
+            out.append(text if text and is_blank(text) else frame(text))
+            continue
+        attributes = _attrs([(a.name, a.value) for a in child.attrs])
+        if not child.children and child.self_closing:
+            out.append(f"<{child.tag}{attributes}/>")
+            continue
+        out.append(f"<{child.tag}{attributes}>")
+        stack.append(iter(child.children))
+        closings.append(f"</{child.tag}>")
+    return "".join(out)
 
 
 def _with_attribute(element: Element, name: str, value: str | None) -> Element:

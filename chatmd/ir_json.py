@@ -78,29 +78,45 @@ _DETACHED = SourceFile("<ir>", "")
 
 
 def _node_to_json(node: Node) -> dict[str, Any]:
-    if isinstance(node, Text):
-        return {"text": node.text}
-    return {
-        "tag": node.tag,
-        "attrs": [[a.name, a.value] for a in node.attrs],
-        "children": [_node_to_json(child) for child in node.children],
-        "self_closing": node.self_closing,
-    }
+    """A syntax node as JSON data (walked with an explicit stack: elements nest deep)."""
+    result: dict[str, Any] = {}
+    stack: list[tuple[Node, dict[str, Any]]] = [(node, result)]
+    while stack:
+        current, data = stack.pop()
+        if isinstance(current, Text):
+            data["text"] = current.text
+            continue
+        children: list[dict[str, Any]] = [{} for _ in current.children]
+        data.update({"tag": current.tag, "attrs": [[a.name, a.value] for a in current.attrs],
+                     "children": children, "self_closing": current.self_closing})
+        stack.extend(zip(current.children, children, strict=True))
+    return result
 
 
 def _node_from_json(data: dict[str, Any]) -> Node:
+    """The inverse of :func:`_node_to_json` (nodes built bottom-up, with an explicit stack)."""
     span = Span(_DETACHED, 0, 0)
-    if "text" in data:
-        return Text(data["text"], span)
-    self_closing = bool(data.get("self_closing", False))
-    return Element(
-        data["tag"],
-        tuple(Attribute(name, value) for name, value in data["attrs"]),
-        tuple(_node_from_json(child) for child in data["children"]),
-        span,
-        None if self_closing else span,
-        self_closing,
-    )
+    # (the data of an element, its children's data left, the nodes built from them)
+    root: list[Node] = []
+    stack: list[tuple[dict[str, Any] | None, Iterator[Any], list[Node]]] = [
+        (None, iter((data,)), root)]
+    while stack:
+        element, remaining, built = stack[-1]
+        child: Any = next(remaining, _END)
+        if child is _END:
+            stack.pop()
+            if element is not None:
+                self_closing = bool(element.get("self_closing", False))
+                stack[-1][2].append(Element(
+                    element["tag"],
+                    tuple(Attribute(name, value) for name, value in element["attrs"]),
+                    tuple(built), span, None if self_closing else span, self_closing))
+            continue
+        if "text" in child:
+            built.append(Text(child["text"], span))
+        else:
+            stack.append((child, iter(child["children"]), []))
+    return root[0]
 
 
 def _items_to_json(converter: cattrs.Converter, items: tuple[ContentItem, ...]) -> list[Any]:

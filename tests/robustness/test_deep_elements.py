@@ -187,3 +187,19 @@ def test_shell_matchers_nest_to_their_own_limit(tmp_path: Path,
         for command in (["compile", "--emit", "ir"], ["shell", "explain"]):
             outcome = chatmdc([*command, str(tmp_path / name)], capsys)
             assert outcome.status == 1 and "internal_error" not in outcome.err
+
+
+def test_syntax_trees_nested_to_the_limit_are_written_and_read_back() -> None:
+    """The canonical writer's syntax-node form and the IR's JSON of syntax nodes (shell
+    declarations are kept as elements) walk nesting with explicit stacks."""
+    from chatmd.canonical_writer import render_node
+    from chatmd.ir_json import _node_from_json, _node_to_json
+    from chatmd.parser import parse_text
+
+    text = _nest('user id="u"', "a<img src=\"i\"/>b", MAX_NESTING)
+    (node,) = parse_text(text).nodes
+    written = render_node(node)
+    assert written.count("<user id=\"u\">") == MAX_NESTING and written.endswith("</user>")
+    (again,) = parse_text(written).nodes
+    assert render_node(again) == written
+    assert render_node(_node_from_json(_node_to_json(node))) == written
