@@ -98,8 +98,14 @@ def read_run(source: SourceFile, i: int,
         attributes = attribute_cache.get(attribute_text)
         if attributes is None:  # blanks, name, =", value, " ...: split at the quotes
             parts = attribute_text.split('"')
-            attributes = tuple([_new_attribute(parts[k].lstrip()[:-1], parts[k + 1])
-                                for k in range(0, len(parts) - 1, 2)])
+            if len(parts) == 3:  # (one or two attributes: the common cases, unrolled)
+                attributes = (_new_attribute(parts[0].lstrip()[:-1], parts[1]),)
+            elif len(parts) == 5:
+                attributes = (_new_attribute(parts[0].lstrip()[:-1], parts[1]),
+                              _new_attribute(parts[2].lstrip()[:-1], parts[3]))
+            else:
+                attributes = tuple([_new_attribute(parts[k].lstrip()[:-1], parts[k + 1])
+                                    for k in range(0, len(parts) - 1, 2)])
             attribute_cache[attribute_text] = attributes
         i_next = end + len(closing)
         elements.append(_new_element(name, attributes, children,

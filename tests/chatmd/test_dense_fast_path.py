@@ -31,7 +31,8 @@ TAGS = ["user", "assistant", "system", "developer", "tool_call", "tool_response"
 ATTRIBUTES = ['', ' id="m1"', ' tool_call_id="call_1" function_name="f"', " a='1'", ' a="x&amp;y"',
               ' a="b\\"c"', ' flag', ' a="x>y"', ' a="1"/', ' role="user"  ', ' type="shell"',
               ' a="<"', ' a="unclosed', ' ochat-history-id="1:s:0"', ' ochat-source-context="x.md"',
-              ' role="tool" tool_call function_name="f" tool_call_id="c" status="done"']
+              ' role="tool" tool_call function_name="f" tool_call_id="c" status="done"',
+              ' id="a"\n status="s"\tphase="p" name="n"']
 
 
 def _simple(tag: str, attributes: str, body: str, raw: bool, gap: str) -> str:
