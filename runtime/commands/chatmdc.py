@@ -73,13 +73,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
     readable = True
-    for path in args.paths:
+    for index, path in enumerate(args.paths):
         try:
             result = check_prompt(path, confine=args.confine)
         except Exception as error:  # a bug: reported for this file, the others still checked
             diagnostics.append(_internal(path, error))
             continue
-        hold_until_exit(result)  # (a one-shot process drops it at exit, not object by object)
+        if index == len(args.paths) - 1:  # (earlier trees are freed: memory stays one file's)
+            hold_until_exit(result)  # a one-shot process drops it at exit, not object by object
         diagnostics.extend(result.diagnostics)
         for source in result.sources:
             registry.register(source)
