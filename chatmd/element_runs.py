@@ -35,8 +35,9 @@ NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
 #: Their closing tags.
 _CLOSINGS = {name: f"</{name}>" for name in NO_SCOPE}
 
-# Blanks, then an opening tag whose attributes are simple `name="value"` pairs.
-_SIMPLE_OPEN = re.compile(
+#: Blanks, then an opening tag whose attributes are simple `name="value"` pairs: where a
+#: run may start (when the tag is in :data:`NO_SCOPE`).
+SIMPLE_OPEN = re.compile(
     r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
     r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
 # Blanks and a RAW opener (rule 1), matched only up to the first `|` after an opening tag.
@@ -49,30 +50,33 @@ _new_text = fast_constructor(Text)
 AttributeCache = dict[str, tuple[Attribute, ...]]
 
 
-def read_run(source: SourceFile, i: int,
-             attribute_cache: AttributeCache) -> tuple[list[Element], list[int], int]:
+def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
+             first: re.Match[str] | None = None) -> tuple[list[Element], list[int], int]:
     """The text-only elements that follow each other from offset ``i`` of ``source``.
 
     Returns the elements, the offset where the blanks before each begin (the
     element itself begins where they end: ``element.span.start``), and the
     offset after the last one (``i`` when none was read). ``attribute_cache``
     maps attribute texts already read to their attributes; it is filled as
-    attributes are read.
+    attributes are read. ``first`` is :data:`SIMPLE_OPEN`'s match at ``i``, if the caller
+    made it (its tag in :data:`NO_SCOPE`).
     """
     text = source.text
     n = len(text)
     find = text.find
     startswith = text.startswith
-    simple_at = _SIMPLE_OPEN.match
+    simple_at = SIMPLE_OPEN.match
     raw_at = _RAW_OPENER.match
     closings = _CLOSINGS
     elements: list[Element] = []
     blanks_at: list[int] = []
     children: tuple[Node, ...]
+    simple = first
     while True:
-        simple = simple_at(text, i)
         if simple is None:
-            break
+            simple = simple_at(text, i)
+            if simple is None:
+                break
         blanks, name, attribute_text = simple.groups()
         closing = closings.get(name)
         if closing is None:
@@ -113,4 +117,5 @@ def read_run(source: SourceFile, i: int,
                                      Span(source, end, i_next), False))
         blanks_at.append(i)
         i = i_next
+        simple = None
     return elements, blanks_at, i

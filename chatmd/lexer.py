@@ -20,7 +20,7 @@ from typing import NamedTuple
 from chatcommon.diagnostics import Diagnostic, Severity
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element
-from chatmd.element_runs import read_run
+from chatmd.element_runs import NO_SCOPE, SIMPLE_OPEN, read_run
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
 
 START = 0
@@ -225,14 +225,17 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
 
     body: str  # a tag's inside
     attributes: tuple[Attribute, ...]
+    run_at = SIMPLE_OPEN.match
     i = 0
     while i < n:
         if elements and not scopes:
-            run, blanks_at, after = read_run(source, i, attribute_cache)
-            if run:
-                yield (ELEMENTS, run, blanks_at, i, after)
-                i = after
-                continue
+            first = run_at(text, i)  # (a cheap test before the call: no run starts at most tokens)
+            if first is not None and first.group(2) in NO_SCOPE:
+                run, blanks_at, after = read_run(source, i, attribute_cache, first)
+                if run:
+                    yield (ELEMENTS, run, blanks_at, i, after)
+                    i = after
+                    continue
         m = match_at(text, i)
         assert m is not None  # the alternatives cover every character
         kind = m.lastgroup
