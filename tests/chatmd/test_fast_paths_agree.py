@@ -44,7 +44,7 @@ def general_paths() -> Iterator[None]:
     """Switch every fast path off (the general path reads everything)."""
     saved = (lexer.read_run, imports.may_import, declarations.lower_message,
              dict(declarations._LOWERINGS))
-    lexer.read_run = lambda source, i, cache: ([], [], i)  # type: ignore[assignment]  # no runs
+    lexer.read_run = lambda source, i, cache, first=None: ([], [], i)  # type: ignore[assignment]  # no runs
     imports.may_import = lambda text: True
     declarations.lower_message = lower_message_fully
     for tag, lowering in list(declarations._LOWERINGS.items()):
