@@ -24,7 +24,7 @@ from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
-from chatmd.lexer import ELEMENT, SELF, START, TEXT, iter_tokens
+from chatmd.lexer import ELEMENTS, SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
 
 #: One per element and text run: made without the generated __init__.
@@ -35,7 +35,7 @@ _new_text = fast_constructor(Text)
 PHASE = "parse"
 
 #: Elements may nest at most this deep (bounds every recursive walk of the tree).
-MAX_NESTING = 100
+MAX_NESTING = 1000
 
 _MAX_SHOWN_TEXT = 60
 _TRUNCATING = frozenset({"chatmd.unterminated_raw", "chatmd.unterminated_comment"})
@@ -128,21 +128,16 @@ class Parser:
                 top.texts.append(token[1])
                 top.text_end = token[4]
                 continue
-            if kind == ELEMENT:  # blanks, START, at most one TEXT, END: in one token
-                _, name, attributes, start, stop, body, body_start, body_end, end, after, \
-                    blanks = token
-                if blanks < start and (top is not root or content_mode):
-                    self._blanks(top, blanks, start)
+            if kind == ELEMENTS:  # whole elements that hold just text (chatmd.element_runs)
                 self._reported_line = 0
-                if top.texts:
-                    self._flush_text(top)
+                run = token[1]
                 if len(stack) >= self.depth:
-                    self._deeper(len(stack) + 1, token)
-                children = () if body is None else (
-                    _new_text(body, Span(source, body_start, body_end)),)
-                top.children.append(_new_element(name, attributes, children,
-                                                 Span(source, start, stop),
-                                                 Span(source, end, after), False))
+                    first = run[0].span
+                    self._deeper(len(stack) + 1, first.start, first.end)
+                if top is root and not content_mode:  # (blank top-level text is dropped)
+                    top.children.extend(run)
+                else:
+                    self._run_in_body(top, run, token[2])
                 continue
             self._reported_line = 0
             if kind == START:
@@ -151,10 +146,10 @@ class Parser:
                 top = _Open(token)
                 stack.append(top)
                 if len(stack) > self.depth:
-                    self._deeper(len(stack), token)
+                    self._deeper(len(stack), token[3], token[4])
             elif kind == SELF:
                 if len(stack) >= self.depth:
-                    self._deeper(len(stack) + 1, token)
+                    self._deeper(len(stack) + 1, token[3], token[4])
                 if top.texts:
                     self._flush_text(top)
                 top.children.append(Element(token[1], token[2], (),
@@ -184,18 +179,26 @@ class Parser:
         self._flush_text(root)
         return Document(tuple(root.children), source)
 
-    def _blanks(self, top: _Open, start: int, end: int) -> None:
-        """The blanks before a whole element, read as the TEXT token they would be
-        (not called for the document's top level, where blank text is dropped)."""
-        if not top.texts:
-            top.text_start = start
-        top.texts.append(self.source.text[start:end])
-        top.text_end = end
+    def _run_in_body(self, top: _Open, run: list[Element], blanks_at: list[int]) -> None:
+        """Add a run of whole elements to ``top``, the blanks before each read as the
+        TEXT token they would be (not at the document's top level, where they are dropped)."""
+        text = self.source.text
+        for element, blanks in zip(run, blanks_at, strict=True):
+            start = element.span.start
+            if blanks < start:
+                if not top.texts:
+                    top.text_start = blanks
+                top.texts.append(text[blanks:start])
+                top.text_end = start
+            if top.texts:
+                self._flush_text(top)
+            top.children.append(element)
 
-    def _deeper(self, depth: int, token: _TokenTuple) -> None:
-        """Record a new deepest nesting; report once when it passes :data:`MAX_NESTING`."""
+    def _deeper(self, depth: int, start: int, end: int) -> None:
+        """Record a new deepest nesting; report once (at ``start``-``end``) when it passes
+        :data:`MAX_NESTING`."""
         if depth - 1 > MAX_NESTING >= self.depth - 1:
-            self._error(token[3], token[4], "chatmd.nesting_too_deep",
+            self._error(start, end, "chatmd.nesting_too_deep",
                         f"elements nest deeper than {MAX_NESTING} levels here",
                         hint="ChatMD prompts need only a few levels; deeper nesting is refused "
                         "so that no later phase can run out of stack")
