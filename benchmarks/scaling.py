@@ -190,6 +190,29 @@ def chatmd_nested_html(n: int) -> dict[str, str]:
                **{"d.html": "<div><p>" * n + "x" + "</p></div>" * n})
 
 
+def chatmd_nested_elements(n: int) -> dict[str, str]:
+    """Elements nested far past the parser's limit: one diagnostic."""
+    return _md("<user>" + "<agent>" * n + "x" + "</agent>" * n + "</user>\n")
+
+
+def chatmd_nested_at_limit(n: int) -> dict[str, str]:
+    """``n`` prompts side by side, each nested exactly as deep as the parser allows."""
+    from chatmd.parser import MAX_NESTING
+
+    inner = MAX_NESTING - 1
+    one = "<user>" + '<msg role="user">a<agent>b' * (inner // 2) + "</agent></msg>" * (
+        inner // 2) + "</user>\n"
+    return _md(one * n)
+
+
+def chatmd_dense(n: int) -> dict[str, str]:
+    """The element-dense transcript of ``benchmarks/chatmd_parse.py`` (``n`` rounds)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from chatmd_parse import generate_dense
+
+    return _md(generate_dense(n)[0])
+
+
 def chatmd_text_literal(n: int) -> dict[str, str]:
     return _md("<user>" + "x" * n + "</user>\n")
 
@@ -230,6 +253,11 @@ SHAPES = [
           "p.chatmd", chatmd_nested_html),
     Shape("ChatMD text literal", 10_000_000, ("chatmdc", "check"), "p.chatmd",
           chatmd_text_literal, literal=True),
+    Shape("ChatMD elements nested past the limit", 100_000, ("chatmdc", "check"), "p.chatmd",
+          chatmd_nested_elements),
+    Shape("ChatMD prompts nested to the limit (IR)", 20, ("chatmdc", "compile", "--emit", "ir"),
+          "p.chatmd", chatmd_nested_at_limit),
+    Shape("ChatMD dense transcript", 2_000, ("chatmdc", "check"), "p.chatmd", chatmd_dense),
 ]
 
 

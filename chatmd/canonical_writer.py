@@ -23,8 +23,9 @@ root prompt's is rewritten relative to the root prompt's folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
+from typing import Any
 
 from chatmd.ast import Attribute, Element, Node, Text
 from chatmd.ir import (
@@ -79,15 +80,32 @@ def _optional(pairs: Sequence[tuple[str, str | None]]) -> list[tuple[str, str | 
 
 
 def render_node(node: Node) -> str:
-    """A syntax node as ChatMD that parses back to an equal node (inside the same scope)."""
-    if isinstance(node, Text):
-        text = node.text
-        return text if text and is_blank(text) else frame(text)
-    attributes = _attrs([(a.name, a.value) for a in node.attrs])
-    if not node.children and node.self_closing:
-        return f"<{node.tag}{attributes}/>"
-    inner = "".join(render_node(child) for child in node.children)
-    return f"<{node.tag}{attributes}>{inner}</{node.tag}>"
+    """A syntax node as ChatMD that parses back to an equal node (inside the same scope).
+
+    Walked with an explicit stack: elements may nest as deep as the parser allows.
+    """
+    out: list[str] = []
+    stack: list[Iterator[Node]] = [iter((node,))]
+    closings: list[str] = []
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            if closings:
+                out.append(closings.pop())
+            continue
+        if isinstance(child, Text):
+            text = child.text
+            out.append(text if text and is_blank(text) else frame(text))
+            continue
+        attributes = _attrs([(a.name, a.value) for a in child.attrs])
+        if not child.children and child.self_closing:
+            out.append(f"<{child.tag}{attributes}/>")
+            continue
+        out.append(f"<{child.tag}{attributes}>")
+        stack.append(iter(child.children))
+        closings.append(f"</{child.tag}>")
+    return "".join(out)
 
 
 def _with_attribute(element: Element, name: str, value: str | None) -> Element:
@@ -131,6 +149,8 @@ def moderator_runtime_text(runtime: ModeratorRuntime) -> str:
 
 
 def shell_runtime_text(runtime: ShellRuntime) -> str:
+    """The ``<shell_access>`` element of a declared runtime (never called for a synthetic one)."""
+    assert runtime.element is not None, "a synthetic runtime has no text"
     element = _with_attribute(runtime.element, "id", runtime.id or None)
     element = _with_attribute(element, "extends", runtime.extends)
     return render_node(element)
@@ -198,30 +218,41 @@ def tool_text(tool: Tool) -> str:
 # --- conversation -----------------------------------------------------------------------------
 
 
-def _item_text(item: ContentItem) -> str:
+def _item_text(item: ImageItem | DocItem) -> str:
     if isinstance(item, ImageItem):
         return f"<img{attribute('src', item.url)}{' local' if item.local else ''}/>"
-    if isinstance(item, DocItem):
-        flags = "".join(f" {name}" for name, on in (("local", item.local), ("strip", item.strip),
-                                                     ("markdown", item.markdown)) if on)
-        return f"<doc{attribute('src', item.url)}{flags}/>"
-    assert isinstance(item, AgentItem)
-    local = " local" if item.local else ""
-    return f"<agent{attribute('src', item.url)}{local}>{_items_text(item.items)}</agent>"
+    flags = "".join(f" {name}" for name, on in (("local", item.local), ("strip", item.strip),
+                                                 ("markdown", item.markdown)) if on)
+    return f"<doc{attribute('src', item.url)}{flags}/>"
 
 
 def _items_text(items: tuple[ContentItem, ...]) -> str:
+    """The items in order; ``<agent>`` items with theirs inside, walked with an explicit
+    stack (they nest as deep as the parser allows)."""
     out: list[str] = []
-    previous_text = False
-    for index, item in enumerate(items):
-        is_text = isinstance(item, TextItem)
+    # (the items left, the index of the next one, whether the previous one was text)
+    stack: list[list[Any]] = [[items, 0, False]]
+    while stack:
+        level = stack[-1]
+        level_items, index, previous_text = level
+        if index == len(level_items):
+            stack.pop()
+            if stack:
+                out.append("</agent>")
+            continue
+        item = level_items[index]
+        level[1] = index + 1
+        level[2] = isinstance(item, TextItem)
         if isinstance(item, TextItem):
             if previous_text:
                 out.append(TEXT_ITEM_SEPARATOR)
             out.append(("\n" if index == 0 else "") + frame(item.text))
+        elif isinstance(item, AgentItem):
+            local = " local" if item.local else ""
+            out.append(f"<agent{attribute('src', item.url)}{local}>")
+            stack.append([item.items, 0, False])
         else:
             out.append(_item_text(item))
-        previous_text = is_text
     return "".join(out)
 
 
@@ -287,7 +318,8 @@ def write_prompt(prompt: Prompt, *, source_name: str | None = None) -> str:
         blocks.append(config)
     if prompt.moderator_runtime is not None:
         blocks.append(moderator_runtime_text(prompt.moderator_runtime))
-    blocks += [shell_runtime_text(runtime) for runtime in prompt.shell_runtimes]
+    blocks += [shell_runtime_text(runtime) for runtime in prompt.shell_runtimes
+               if not runtime.synthetic]
     blocks += [script_text(script, prompt.prompt_dir) for script in prompt.scripts]
     blocks += [tool_text(tool) for tool in prompt.tools]
     for item in prompt.items:

@@ -46,7 +46,7 @@ from chatmd.ast import Document
 from chatmd.declarations import lower_prompt
 from chatmd.imports import Chain, expand_imports
 from chatmd.ir import InlineSource, Prompt, Script
-from chatmd.loading import UnreadableFile, read_text, strip_bom
+from chatmd.loading import UnreadableFile, read_source, strip_bom
 from chatmd.parser import parse
 
 __all__ = [
@@ -144,7 +144,7 @@ def _attach_chains(diagnostics: list[Diagnostic],
 
 
 def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
-          confine: bool) -> _Loaded:
+          confine: bool, sha256: str | None = None) -> _Loaded:
     prompt_dir = os.path.abspath(prompt_dir)
     source = SourceFile(name, strip_bom(text))
     registry = SourceRegistry()
@@ -160,7 +160,7 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
             intact = intact_part(parsed)
             document, checkable = intact.document, intact.self_contained
         expanded = expand_imports(document, prompt_dir=prompt_dir, root_key=root_key,
-                                  confine=confine)
+                                  confine=confine, sha256=sha256)
         prompt, lowering = lower_prompt(expanded, name=name, prompt_dir=prompt_dir,
                                         confine=confine)
     paths = {name: root_key} if root_key is not None else {}
@@ -240,12 +240,12 @@ def check_prompt(path: str | os.PathLike[str], *, confine: bool = False,
     """Check the prompt file ``path``: every diagnostic, the prompt when clean, the sources."""
     display = os.fspath(path)
     try:
-        text = read_text(display)
+        text, sha256 = read_source(display)
     except UnreadableFile as exc:
         return CheckResult(None, (_unreadable(display, exc.reason),), SourceRegistry(),
                            readable=False)
     loaded = _load(text, name=display, prompt_dir=os.path.dirname(os.path.abspath(display)),
-                   root_key=os.path.abspath(display), confine=confine)
+                   root_key=os.path.abspath(display), confine=confine, sha256=sha256)
     return _check(loaded, checks)
 
 

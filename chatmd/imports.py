@@ -41,7 +41,14 @@ from chatcommon.records import evolve, fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
-from chatmd.loading import Confinement, UnreadableFile, import_key, read_text, resolve, sha256_hex
+from chatmd.loading import (
+    Confinement,
+    UnreadableFile,
+    import_key,
+    read_source,
+    resolve,
+    sha256_hex,
+)
 from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces
 from chatmd.references import INVALID_PATH, invalid_message, reference_problem
@@ -63,6 +70,9 @@ _EXPANDING_MSG_ROLES = frozenset({"user", "system", "developer"})
 _IMPORT_ATTRIBUTES = ("src", "namespace")
 
 Chain = tuple[Related, ...]
+
+#: Where counting lines starts in a file: line 1, which starts at offset 0; nothing scanned.
+_START = (1, 0, 0)
 
 
 class TopLevel:
@@ -113,6 +123,30 @@ class _File:
         self.sha256 = sha256
 
 
+class _Body:
+    """A body being expanded (:meth:`_Expander._expand_children`): an element's children
+    (``element`` set) or an imported file's nodes (``element`` None), ``depth`` deep."""
+
+    __slots__ = ("children", "file", "depth", "element", "index", "out", "changed", "skip")
+
+    def __init__(self, children: tuple[Node, ...], file: _File, depth: int,
+                 element: Element | None) -> None:
+        self.children = children
+        self.file = file
+        self.depth = depth
+        self.element = element
+        self.index = 0
+        self.out: list[Node] = []
+        self.changed = False
+        self.skip: set[int] | None = None
+
+
+def may_import(text: str) -> bool:
+    """False when a file's ``text`` cannot hold an ``<import>`` element (a cheap scan:
+    the tag is written ``<import``), so that its elements need no expansion work."""
+    return "<import" in text
+
+
 def expands_imports(element: Element) -> bool:
     """True when ``<import>`` children of ``element`` are expanded (spec §3.1)."""
     tag = element.tag
@@ -143,12 +177,12 @@ class _Expander:
     # ------------------------------------------------------------------ top level
 
     def top_level(self, nodes: tuple[Node, ...], file: _File) -> None:
+        if not may_import(file.source.text):  # nothing to expand, nothing to check
+            self._place(nodes, file, _START)
+            return
         skip = self._check_namespaces(nodes)
-        source = file.source
-        text = source.text
-        line = 1
-        line_start = 0
-        scanned = 0
+        placed: list[Node] = []
+        position = _START
         for node in nodes:
             if not isinstance(node, Element):
                 continue
@@ -156,6 +190,8 @@ class _Expander:
                 if id(node) not in skip:
                     opened = self._open(node, file, content_mode=False, depth=0)
                     if opened is not None:
+                        position = self._place(placed, file, position)
+                        placed = []
                         document, child = opened
                         self.top_level(document.nodes, child)
                 continue
@@ -163,16 +199,37 @@ class _Expander:
             if children and (len(children) > 1 or type(children[0]) is not Text) and (
                     node.tag in _EXPANDING_TAGS or node.tag == "msg"):
                 node = self.expand_element(node, file, 1)
+            placed.append(node)
+        self._place(placed, file, position)
+
+    def _place(self, nodes: tuple[Node, ...] | list[Node], file: _File,
+               position: tuple[int, int, int]) -> tuple[int, int, int]:
+        """Append the elements of ``nodes`` (in ``file``, in order) with their provenance.
+
+        ``position`` is ``(line, offset of its start, offset scanned up to)`` where the
+        previous call for this file stopped (:data:`_START` at first); the new one is returned.
+        Positions advance monotonically, so line breaks are counted incrementally.
+        """
+        source = file.source
+        text = source.text
+        count = text.count
+        rfind = text.rfind
+        name, folder, prompt_dir, namespace, digest = (source.name, file.folder, self.prompt_dir,
+                                                       file.namespace, file.sha256)
+        append = self.out.append
+        line, line_start, scanned = position
+        for node in nodes:
+            if type(node) is not Element:
+                continue
             start = node.span.start
-            # positions advance monotonically: count line breaks incrementally
-            line += text.count("\n", scanned, start)
+            line += count("\n", scanned, start)
             scanned = start
-            newline = text.rfind("\n", line_start, start)
+            newline = rfind("\n", line_start, start)
             if newline >= 0:
                 line_start = newline + 1
-            provenance = _new_provenance(source.name, line, start - line_start + 1, file.folder,
-                                    self.prompt_dir, file.namespace, file.sha256)
-            self.out.append(TopLevel(node, provenance))
+            append(TopLevel(node, _new_provenance(name, line, start - line_start + 1, folder,
+                                                  prompt_dir, namespace, digest)))
+        return line, line_start, scanned
 
     # ------------------------------------------------------------------ bodies
 
@@ -189,31 +246,46 @@ class _Expander:
 
     def _expand_children(self, children: tuple[Node, ...], file: _File,
                          depth: int) -> tuple[Node, ...] | None:
-        """The expanded children of an element ``depth`` deep; None when no import was found."""
-        changed = False
-        skip: set[int] | None = None
-        out: list[Node] = []
-        for child in children:
+        """The expanded children of an element ``depth`` deep; None when no import was found.
+
+        Walked with an explicit stack: bodies nest as deep as the parser allows
+        (and imported files add their own nesting, up to :data:`MAX_NESTING` in all).
+        """
+        stack = [_Body(children, file, depth, None)]
+        while True:
+            body = stack[-1]
+            if body.index == len(body.children):
+                stack.pop()
+                result = tuple(body.out) if body.changed else None
+                if not stack:
+                    return result
+                parent = stack[-1]
+                if body.element is None:  # an imported file's nodes, spliced in
+                    parent.out.extend(body.children if result is None else result)
+                elif result is None:
+                    parent.out.append(body.element)
+                else:
+                    parent.changed = True
+                    parent.out.append(evolve(body.element, children=result))
+                continue
+            child = body.children[body.index]
+            body.index += 1
             if isinstance(child, Element):
                 if child.tag == "import":
-                    changed = True
-                    if skip is None:
-                        skip = self._check_namespaces(children)
-                    if id(child) in skip:
+                    body.changed = True
+                    if body.skip is None:
+                        body.skip = self._check_namespaces(body.children)
+                    if id(child) in body.skip:
                         continue
-                    opened = self._open(child, file, content_mode=True, depth=depth)
+                    opened = self._open(child, body.file, content_mode=True, depth=body.depth)
                     if opened is not None:
                         document, inner = opened
-                        nested = self._expand_children(document.nodes, inner, depth)
-                        out.extend(document.nodes if nested is None else nested)
+                        stack.append(_Body(document.nodes, inner, body.depth, None))
                     continue
-                if child.children and expands_imports(child):
-                    expanded = self.expand_element(child, file, depth + 1)
-                    if expanded is not child:
-                        changed = True
-                    child = expanded
-            out.append(child)
-        return tuple(out) if changed else None
+                if child.children and expands_imports(child) and body.depth < MAX_NESTING:
+                    stack.append(_Body(child.children, body.file, body.depth + 1, child))
+                    continue
+            body.out.append(child)
 
     # ------------------------------------------------------------------ checks
 
@@ -349,7 +421,7 @@ class _Expander:
                         hint="the same file may be imported by two branches, but not by itself")
             return None
         try:
-            text = read_text(path)
+            text, sha256 = read_source(path)
         except UnreadableFile as exc:
             self._error(self._attribute_span(element, "src"), "chatmd.import_unreadable",
                         f"cannot read import \"{src}\" ({path}): {exc.reason}")
@@ -373,17 +445,18 @@ class _Expander:
             return None
         own = element.get("namespace")
         child = _File(source, folder, join_namespaces(file.namespace, own),
-                      file.depth + 1, file.active | {key}, sha256_hex(text))
+                      file.depth + 1, file.active | {key}, sha256)
         return result.document, child
 
 
 def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None = None,
-                   confine: bool = False) -> ExpandedPrompt:
+                   confine: bool = False, sha256: str | None = None) -> ExpandedPrompt:
     """Expand every import of ``document`` (the root prompt, already parsed).
 
     ``prompt_dir`` is the root prompt's folder (absolute); ``root_key`` the
     root file's absolute path when it has one (so importing it back is a
-    cycle). Never raises for bad input: problems are in the diagnostics.
+    cycle). ``sha256`` is :func:`~chatmd.loading.sha256_hex` of the root text when the
+    caller has it already. Never raises for bad input: problems are in the diagnostics.
     """
     prompt_dir = os.path.abspath(prompt_dir)
     expander = _Expander(prompt_dir, confine=confine)
@@ -391,7 +464,8 @@ def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None 
     expander.sources.append(source)
     expander.folders[source] = prompt_dir
     active = frozenset({import_key(root_key)}) if root_key else frozenset()
-    root = _File(source, prompt_dir, None, 0, active, sha256_hex(source.text))
+    root = _File(source, prompt_dir, None, 0, active,
+                 sha256 if sha256 is not None else sha256_hex(source.text))
     expander.top_level(document.nodes, root)
     return ExpandedPrompt(expander.out, expander.diagnostics, expander.sources,
                           expander.chains, expander.folders)

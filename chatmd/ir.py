@@ -14,7 +14,8 @@ Shape (spec §5)::
       tools             ReadFileTool | BuiltinTool | CustomTool | AgentTool
                         | McpTool | ShellTool, in declaration order
       scripts           Script (top-level <script>s, ids qualified)
-      shell_runtimes    ShellRuntime (top-level <shell_access>, ids qualified)
+      shell_runtimes    ShellRuntime (top-level <shell_access>, ids qualified; then
+                        the synthetic legacy:custom when a legacy command tool exists)
       moderator_runtime ModeratorRuntime | None (the last one declared)
       items             Message | Reasoning, in document order
 
@@ -385,16 +386,28 @@ class ShellRuntime(SharedMethods):
     """A ``<shell_access>`` runtime declaration, not yet validated.
 
     ``id`` and ``extends`` are qualified by the import namespace; ``element`` is
-    the declaration's syntax tree for the shell validator.
+    the declaration's syntax tree for the shell validator. ``element`` is None
+    for a *synthetic* runtime, one the user did not write: ``legacy:custom``,
+    which legacy ``<tool name command/>`` tools run on (shell spec §5.3); its
+    provenance is the first legacy tool's. Writers never print a synthetic runtime.
     """
 
     id: str
     extends: str | None
-    element: Element
+    element: Element | None
     provenance: Provenance | None = _provenance_field()
     #: Set by the shell compiler when the prompt compiles: the fully resolved runtime
     #: record of the manifest plus its ``manifest_sha256`` (shell spec §6.8).
     compiled: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the compiler, not the user, declared this runtime (``legacy:custom``)."""
+        return self.element is None
+
+
+#: The id of the synthetic runtime of legacy command tools (shell spec §5.3).
+LEGACY_RUNTIME_ID = "legacy:custom"
 
 
 @frozen_record

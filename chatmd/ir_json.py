@@ -18,11 +18,13 @@ pass-through shell declarations is ``{"tag", "attrs": [[name, value|null]],
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import cattrs
 from cattrs.strategies import configure_tagged_union
 
+from chatcommon.records import evolve
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element, Node, Text
 from chatmd.ir import (
@@ -48,7 +50,8 @@ from chatmd.ir import (
     Tool,
 )
 
-__all__ = ["IR_VERSION", "converter", "ir_from_json", "ir_to_json", "ir_to_json_text"]
+__all__ = ["IR_VERSION", "converter", "dumps_indented", "ir_from_json", "ir_to_json",
+           "ir_to_json_text"]
 
 IR_VERSION = 1
 TAG = "node"
@@ -75,29 +78,93 @@ _DETACHED = SourceFile("<ir>", "")
 
 
 def _node_to_json(node: Node) -> dict[str, Any]:
-    if isinstance(node, Text):
-        return {"text": node.text}
-    return {
-        "tag": node.tag,
-        "attrs": [[a.name, a.value] for a in node.attrs],
-        "children": [_node_to_json(child) for child in node.children],
-        "self_closing": node.self_closing,
-    }
+    """A syntax node as JSON data (walked with an explicit stack: elements nest deep)."""
+    result: dict[str, Any] = {}
+    stack: list[tuple[Node, dict[str, Any]]] = [(node, result)]
+    while stack:
+        current, data = stack.pop()
+        if isinstance(current, Text):
+            data["text"] = current.text
+            continue
+        children: list[dict[str, Any]] = [{} for _ in current.children]
+        data.update({"tag": current.tag, "attrs": [[a.name, a.value] for a in current.attrs],
+                     "children": children, "self_closing": current.self_closing})
+        stack.extend(zip(current.children, children, strict=True))
+    return result
 
 
 def _node_from_json(data: dict[str, Any]) -> Node:
+    """The inverse of :func:`_node_to_json` (nodes built bottom-up, with an explicit stack)."""
     span = Span(_DETACHED, 0, 0)
-    if "text" in data:
-        return Text(data["text"], span)
-    self_closing = bool(data.get("self_closing", False))
-    return Element(
-        data["tag"],
-        tuple(Attribute(name, value) for name, value in data["attrs"]),
-        tuple(_node_from_json(child) for child in data["children"]),
-        span,
-        None if self_closing else span,
-        self_closing,
-    )
+    # (the data of an element, its children's data left, the nodes built from them)
+    root: list[Node] = []
+    stack: list[tuple[dict[str, Any] | None, Iterator[Any], list[Node]]] = [
+        (None, iter((data,)), root)]
+    while stack:
+        element, remaining, built = stack[-1]
+        child: Any = next(remaining, _END)
+        if child is _END:
+            stack.pop()
+            if element is not None:
+                self_closing = bool(element.get("self_closing", False))
+                stack[-1][2].append(Element(
+                    element["tag"],
+                    tuple(Attribute(name, value) for name, value in element["attrs"]),
+                    tuple(built), span, None if self_closing else span, self_closing))
+            continue
+        if "text" in child:
+            built.append(Text(child["text"], span))
+        else:
+            stack.append((child, iter(child["children"]), []))
+    return root[0]
+
+
+def _items_to_json(converter: cattrs.Converter, items: tuple[ContentItem, ...]) -> list[Any]:
+    """Content items as cattrs unstructures them; ``<agent>`` items (which nest as deep as
+    elements may) walked with an explicit stack instead of cattrs' recursion."""
+    top: list[Any] = []
+    stack: list[tuple[Iterator[ContentItem], list[Any]]] = [(iter(items), top)]
+    while stack:
+        remaining, out = stack[-1]
+        item = next(remaining, None)
+        if item is None:
+            stack.pop()
+        elif type(item) is AgentItem:
+            data = converter.unstructure(evolve(item, items=()), ContentItem)
+            nested: list[Any] = []
+            data["items"] = nested
+            out.append(data)
+            stack.append((iter(item.items), nested))
+        else:
+            out.append(converter.unstructure(item, ContentItem))
+    return top
+
+
+def _items_from_json(converter: cattrs.Converter, data: Any) -> tuple[ContentItem, ...]:
+    """The inverse of :func:`_items_to_json` (nested ``<agent>`` items built bottom-up)."""
+    top: list[ContentItem] = []
+    # (the items left, the list they are built into, the agent they belong to and its list)
+    stack: list[tuple[Iterator[Any], list[ContentItem], tuple[dict[str, Any], list[Any]] | None]]
+    stack = [(iter(data), top, None)]
+    while stack:
+        remaining, out, agent = stack[-1]
+        entry = next(remaining, _END)
+        if entry is _END:
+            stack.pop()
+            if agent is not None:
+                fields, parent = agent
+                shell: AgentItem = converter.structure({**fields, "items": []}, ContentItem)  # type: ignore[arg-type]  # ContentItem: a union alias, which cattrs structures
+                parent.append(evolve(shell, items=tuple(out)))
+            continue
+        if isinstance(entry, dict) and entry.get(TAG) == "agent" and isinstance(
+                entry.get("items"), list):
+            stack.append((iter(entry["items"]), [], (entry, out)))
+        else:
+            out.append(converter.structure(entry, ContentItem))  # type: ignore[arg-type]  # as above
+    return tuple(top)
+
+
+_END = object()
 
 
 def _make_converter() -> cattrs.Converter:
@@ -107,12 +174,12 @@ def _make_converter() -> cattrs.Converter:
     def unstructure_content(content: Content) -> Any:
         if content is None or isinstance(content, str):
             return content
-        return [converter.unstructure(item, ContentItem) for item in content]
+        return _items_to_json(converter, content)
 
     def structure_content(data: Any, _: object) -> Content:
         if data is None or isinstance(data, str):
             return data
-        return tuple(converter.structure(item, ContentItem) for item in data)  # type: ignore[arg-type]  # ContentItem: a union alias, which cattrs structures
+        return _items_from_json(converter, data)
 
     converter.register_unstructure_hook_func(lambda t: t == Content, unstructure_content)
     converter.register_structure_hook_func(lambda t: t == Content, structure_content)
@@ -131,8 +198,58 @@ def ir_to_json(prompt: Prompt) -> dict[str, Any]:
 
 
 def ir_to_json_text(prompt: Prompt) -> str:
-    """``ir_to_json(prompt)`` as indented JSON text."""
-    return json.dumps(ir_to_json(prompt), indent=2, ensure_ascii=False)
+    """``ir_to_json(prompt)`` as indented JSON text (:func:`dumps_indented`)."""
+    return dumps_indented(ir_to_json(prompt))
+
+
+def dumps_indented(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, written with an explicit stack.
+
+    The standard encoder recurses once per level of nesting (twice per nested
+    ``<agent>``), so the IR of a prompt whose elements nest as deep as the
+    parser allows would exhaust the interpreter's stack.
+    """
+    out: list[str] = []
+    # (the entries left, whether they are a dict's items, their indentation level, how many
+    # were written)
+    stack: list[list[Any]] = []
+
+    def write(item: Any, level: int) -> None:
+        if isinstance(item, dict):
+            if not item:
+                out.append("{}")
+                return
+            out.append("{")
+            stack.append([iter(item.items()), True, level + 1, 0])
+        elif isinstance(item, (list, tuple)):
+            if not item:
+                out.append("[]")
+                return
+            out.append("[")
+            stack.append([iter(item), False, level + 1, 0])
+        else:
+            out.append(json.dumps(item, ensure_ascii=False))
+
+    write(value, 0)
+    while stack:
+        frame = stack[-1]
+        entries, is_dict, level, written = frame
+        entry: Any = next(entries, _END)
+        if entry is _END:
+            stack.pop()
+            out.append("\n" + "  " * (level - 1) + ("}" if is_dict else "]"))
+            continue
+        frame[3] = written + 1
+        out.append(("," if written else "") + "\n" + "  " * level)
+        if is_dict:
+            key, item = entry
+            if not isinstance(key, str):  # (as json does: true, false, null, numbers)
+                key = json.dumps(key)
+            out.append(json.dumps(key, ensure_ascii=False) + ": ")
+            write(item, level)
+        else:
+            write(entry, level)
+    return "".join(out)
 
 
 def ir_from_json(data: dict[str, Any] | str) -> Prompt:

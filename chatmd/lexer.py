@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from chatcommon.diagnostics import Diagnostic, Severity
-from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element
+from chatmd.element_runs import NO_SCOPE, SIMPLE_OPEN, read_run
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
 
 START = 0
@@ -28,10 +28,10 @@ SELF = 1
 END = 2
 TEXT = 3
 
-#: A whole element with at most one text child, in one token (see :func:`iter_tokens`).
-ELEMENT = 4
+#: A run of whole elements that hold just text, in one token (see :func:`iter_tokens`).
+ELEMENTS = 4
 
-KIND_NAMES = ("START", "SELF", "END", "TEXT", "ELEMENT")
+KIND_NAMES = ("START", "SELF", "END", "TEXT", "ELEMENTS")
 
 PHASE = "lex"
 
@@ -63,17 +63,6 @@ _MASTER = re.compile(
     re.S,
 )
 _NAME_END = re.compile(r"[ \t\n\r\x0b\x0c]")
-#: Elements that never open a structured scope (the shell vocabulary is not read in them).
-_NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
-#: Their closing tags.
-_CLOSINGS = {name: f"</{name}>" for name in _NO_SCOPE}
-# Blanks, then an opening tag whose attributes are simple `name="value"` pairs (values
-# without `\\`, `&`, `"`, `<`, `>`): what the fast path of :func:`iter_tokens` reads at once.
-# Then, after the `>`: blanks and a RAW opener (group 4), else a text run (group 5).
-_SIMPLE_OPEN = re.compile(
-    r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
-    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>"
-    r"(?:([ \t\r\n]*RAW\|)|([^<|]*))")
 _SKIP_WS = re.compile(r"[ \t\n\r\x0b\x0c]*")
 # One well-formed attribute: name, optionally = and a closed quoted or unquoted value.
 # A quote preceded by a backslash does not close a value (the backslash is kept).
@@ -83,9 +72,6 @@ _ATTRIBUTE = re.compile(
     r"(?:\"(.*?)(?<!\\)\"|'(.*?)(?<!\\)'|([^ \t\n\r\x0b\x0c\"'][^ \t\n\r\x0b\x0c]*)))?",
     re.S,
 )
-
-#: Attributes of the fast path, made without the generated __init__.
-_new_attribute = fast_constructor(Attribute)
 
 _ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 
@@ -124,9 +110,6 @@ class AttributeScan(NamedTuple):
     spans: tuple[tuple[int, int], ...]
     unterminated: tuple[str, str] | None  # (attribute name, quote character)
 
-
-# One simple `name="value"` pair of :data:`_SIMPLE_OPEN`'s attribute text.
-_SIMPLE_PAIR = re.compile(r"([A-Za-z0-9_:\-]+)=\"([^\"]*)\"")
 
 
 def scan_attributes(text: str, p: int, end: int) -> AttributeScan:
@@ -199,14 +182,13 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
     Lexical errors are appended to ``diagnostics``.
 
     With ``elements`` (the parser's fast path for element-dense transcripts),
-    an element that holds just text -- a known tag outside any structured
-    scope, with simple ``name="value"`` attributes, its content one text run
-    or one RAW block, then its own closing tag -- comes as one ``ELEMENT``
-    token ``(ELEMENT, name, attrs, start, end, text, text_start, text_end,
-    close_start, close_end, blanks_start)``, ``text`` None when there is no
-    text token, instead of its START, TEXT and END tokens and the TEXT token
-    of the blanks before it (``text[blanks_start:start]``, when not empty).
-    The positions are the same; ``tests/chatmd/test_dense_fast_path.py``
+    elements that hold just text and follow each other outside any structured
+    scope come as one ``ELEMENTS`` token ``(ELEMENTS, nodes, blanks_at, start,
+    end)`` (:func:`chatmd.element_runs.read_run`): their finished
+    :class:`~chatmd.ast.Element` nodes and where the blanks before each begin,
+    instead of the START, TEXT and END tokens of each and the TEXT token of
+    the blanks before it (``text[blanks_at[k]:nodes[k].span.start]``, when not
+    empty). The positions are the same; ``tests/chatmd/test_dense_fast_path.py``
     checks the two readings give the same documents and diagnostics.
 
     By default the reference's rules apply exactly: an unknown tag-shaped
@@ -241,41 +223,19 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
             "swallows what follows); write `< ` with a space or put the text in RAW| ... |RAW"))
         return resume
 
-    simple_at = _SIMPLE_OPEN.match
-    body: str | None  # an element's text (None: no text token) or a tag's inside
-    attributes: tuple[Attribute, ...] | None  # None: not in attribute_cache yet
+    body: str  # a tag's inside
+    attributes: tuple[Attribute, ...]
+    run_at = SIMPLE_OPEN.match
     i = 0
     while i < n:
         if elements and not scopes:
-            simple = simple_at(text, i)
-            if simple is not None:  # the whole-element fast path (see the docstring)
-                blanks, name, attribute_text, raw_opener, run = simple.groups()
-                closing = _CLOSINGS.get(name)
-                if closing is not None:
-                    after = simple.end()
-                    close = -1
-                    if raw_opener is not None:  # blanks (dropped), RAW| body |RAW, </name>
-                        close = find("|RAW", after)
-                        if close >= 0 and text.startswith(closing, close + 4):
-                            j, body, body_start, body_end = (after - len(raw_opener),
-                                                             text[after:close], after - 4,
-                                                             close + 4)
-                        else:
-                            close = -1
-                    elif text.startswith(closing, after):  # one text run (maybe none)
-                        j = body_start = after - len(run)
-                        body, body_end, close = run or None, after, after
-                    if close >= 0:
-                        attributes = attribute_cache.get(attribute_text)
-                        if attributes is None:
-                            attributes = tuple([_new_attribute(key, value) for key, value
-                                                in _SIMPLE_PAIR.findall(attribute_text)])
-                            attribute_cache[attribute_text] = attributes
-                        i_next = body_end + len(closing)
-                        yield (ELEMENT, name, attributes, i + len(blanks), j, body, body_start,
-                               body_end, body_end, i_next, i)
-                        i = i_next
-                        continue
+            first = run_at(text, i)  # (a cheap test before the call: no run starts at most tokens)
+            if first is not None and first.group(2) in NO_SCOPE:
+                run, blanks_at, after = read_run(source, i, attribute_cache, first)
+                if run:
+                    yield (ELEMENTS, run, blanks_at, i, after)
+                    i = after
+                    continue
         m = match_at(text, i)
         assert m is not None  # the alternatives cover every character
         kind = m.lastgroup
@@ -389,7 +349,7 @@ def tokenize(source: SourceFile) -> tuple[list[Token], list[Diagnostic]]:
 
 
 __all__ = [
-    "ELEMENT",
+    "ELEMENTS",
     "END",
     "SELF",
     "START",

@@ -21,13 +21,13 @@ BOM = "\ufeff"
 #: CPython's builtin SHA-256 (``_sha256`` up to 3.11, ``_sha2`` since 3.12), for small texts:
 #: ``hashlib`` would first load OpenSSL, which costs ``chatmdc check`` more start-up time
 #: than hashing a prompt takes. Large texts go to OpenSSL's faster implementation.
-def _find_builtin_sha256() -> Callable[[bytes], Any] | None:
+def _find_builtin_sha256() -> Callable[[bytes | memoryview], Any] | None:
     for module_name in ("_sha256", "_sha2"):
         try:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        sha256: Callable[[bytes], Any] = module.sha256
+        sha256: Callable[[bytes | memoryview], Any] = module.sha256
         return sha256
     return None
 
@@ -43,7 +43,10 @@ def strip_bom(text: str) -> str:
 
 def sha256_hex(text: str) -> str:
     """Lower-hex SHA-256 of ``text`` encoded as UTF-8."""
-    data = text.encode("utf-8", "surrogatepass")
+    return _sha256_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+def _sha256_bytes(data: bytes | memoryview) -> str:
     if _builtin_sha256 is not None and len(data) <= _SMALL_TEXT:
         return str(_builtin_sha256(data).hexdigest())
     import hashlib
@@ -123,6 +126,26 @@ def read_text(path: str) -> str:
     Only regular files are read (never a FIFO or a device such as ``/dev/zero``,
     which could block or never end), and at most :data:`MAX_FILE_BYTES`.
     """
+    return _decode(_read_bytes(path))
+
+
+def read_source(path: str) -> tuple[str, str]:
+    """:func:`read_text` of ``path`` and :func:`sha256_hex` of that text.
+
+    The digest is taken from the bytes as read (a strict UTF-8 decoding gives
+    them back exactly), which spares encoding the text again: a large
+    transcript would otherwise be copied once more only to be hashed.
+    """
+    data = _read_bytes(path)
+    text = _decode(data)
+    view = memoryview(data)
+    return text, _sha256_bytes(view[len(_BOM_BYTES):] if data.startswith(_BOM_BYTES) else view)
+
+
+_BOM_BYTES = BOM.encode("utf-8")
+
+
+def _read_bytes(path: str) -> bytes:
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (no effect on regular files)
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -137,6 +160,10 @@ def read_text(path: str) -> str:
         raise UnreadableFile(exc.strerror or str(exc)) from exc
     if len(data) > MAX_FILE_BYTES:
         raise UnreadableFile(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
+def _decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -24,7 +24,7 @@ from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
-from chatmd.lexer import ELEMENT, SELF, START, TEXT, iter_tokens
+from chatmd.lexer import ELEMENTS, SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
 
 #: One per element and text run: made without the generated __init__.
@@ -35,7 +35,7 @@ _new_text = fast_constructor(Text)
 PHASE = "parse"
 
 #: Elements may nest at most this deep (bounds every recursive walk of the tree).
-MAX_NESTING = 100
+MAX_NESTING = 1000
 #: The parser stack's length (the root counts) when an element one level past the limit opens.
 _CROSSING = MAX_NESTING + 2
 
@@ -132,21 +132,16 @@ class Parser:
                 top.texts.append(token[1])
                 top.text_end = token[4]
                 continue
-            if kind == ELEMENT:  # blanks, START, at most one TEXT, END: in one token
-                _, name, attributes, start, stop, body, body_start, body_end, end, after, \
-                    blanks = token
-                if blanks < start and (top is not root or content_mode):
-                    self._blanks(top, blanks, start)
+            if kind == ELEMENTS:  # whole elements that hold just text (chatmd.element_runs)
                 self._reported_line = 0
-                if top.texts:
-                    self._flush_text(top)
+                run = token[1]
                 if len(stack) >= self.depth or len(stack) == _CROSSING - 1:
-                    self._deeper(len(stack) + 1, token, stack)
-                children = () if body is None else (
-                    _new_text(body, Span(source, body_start, body_end)),)
-                top.children.append(_new_element(name, attributes, children,
-                                                 Span(source, start, stop),
-                                                 Span(source, end, after), False))
+                    first = run[0].span
+                    self._deeper(len(stack) + 1, first.start, first.end, stack)
+                if top is root and not content_mode:  # (blank top-level text is dropped)
+                    top.children.extend(run)
+                else:
+                    self._run_in_body(top, run, token[2])
                 continue
             self._reported_line = 0
             if kind == START:
@@ -155,10 +150,10 @@ class Parser:
                 top = _Open(token)
                 stack.append(top)
                 if len(stack) > self.depth or len(stack) == _CROSSING:
-                    self._deeper(len(stack), token, stack)
+                    self._deeper(len(stack), token[3], token[4], stack)
             elif kind == SELF:
                 if len(stack) >= self.depth or len(stack) == _CROSSING - 1:
-                    self._deeper(len(stack) + 1, token, stack)
+                    self._deeper(len(stack) + 1, token[3], token[4], stack)
                 if top.texts:
                     self._flush_text(top)
                 top.children.append(Element(token[1], token[2], (),
@@ -188,21 +183,29 @@ class Parser:
         self._flush_text(root)
         return Document(tuple(root.children), source)
 
-    def _blanks(self, top: _Open, start: int, end: int) -> None:
-        """The blanks before a whole element, read as the TEXT token they would be
-        (not called for the document's top level, where blank text is dropped)."""
-        if not top.texts:
-            top.text_start = start
-        top.texts.append(self.source.text[start:end])
-        top.text_end = end
+    def _run_in_body(self, top: _Open, run: list[Element], blanks_at: list[int]) -> None:
+        """Add a run of whole elements to ``top``, the blanks before each read as the
+        TEXT token they would be (not at the document's top level, where they are dropped)."""
+        text = self.source.text
+        for element, blanks in zip(run, blanks_at, strict=True):
+            start = element.span.start
+            if blanks < start:
+                if not top.texts:
+                    top.text_start = blanks
+                top.texts.append(text[blanks:start])
+                top.text_end = start
+            if top.texts:
+                self._flush_text(top)
+            top.children.append(element)
 
-    def _deeper(self, depth: int, token: _TokenTuple, stack: list[_Open]) -> None:
-        """Record a new deepest nesting (``depth`` counts the root); report, once per
-        top-level element, an element that passes :data:`MAX_NESTING` (so that recovery
-        drops every top-level element nesting too deeply, not only the first one)."""
+    def _deeper(self, depth: int, start: int, end: int, stack: list[_Open]) -> None:
+        """Record a new deepest nesting (``depth`` counts the root); report (at
+        ``start``-``end``), once per top-level element, an element that passes
+        :data:`MAX_NESTING` (so that recovery drops every top-level element nesting too
+        deeply, not only the first one)."""
         if depth - 1 > MAX_NESTING and stack[1] is not self._too_deep_under:
             self._too_deep_under = stack[1]
-            self._error(token[3], token[4], "chatmd.nesting_too_deep",
+            self._error(start, end, "chatmd.nesting_too_deep",
                         f"elements nest deeper than {MAX_NESTING} levels here",
                         hint="ChatMD prompts need only a few levels; deeper nesting is refused "
                         "so that no later phase can run out of stack")

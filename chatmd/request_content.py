@@ -32,7 +32,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -247,15 +247,26 @@ class ContentResolver:
 
     def agent_result(self, item: AgentItem, provenance: Provenance | None) -> str | None:
         """The nested run's answer, or None after reporting why there is none."""
-        runner = self.ctx.agent_runner
-        if runner is None:
+        if not self._runner_available(item, provenance):
+            return None
+        before = len(self.diagnostics)
+        return self._agent_answer(item, self._parts(item.items, provenance), before, provenance)
+
+    def _runner_available(self, item: AgentItem, provenance: Provenance | None) -> bool:
+        if self.ctx.agent_runner is None:
             self._error("chatmd.agent_unavailable",
                         f"<agent src=\"{item.url}\"> cannot run: no agent runner is configured",
                         item, provenance,
                         hint="sub-agents run only in a host that can call the model")
-            return None
-        before = len(self.diagnostics)
-        input_parts = self.input_parts(item.items, provenance)
+            return False
+        return True
+
+    def _agent_answer(self, item: AgentItem, input_parts: list[Part], before: int,
+                      provenance: Provenance | None) -> str | None:
+        """Run the agent ``item`` on its ``input_parts`` (unless finding them reported a
+        problem: more diagnostics than ``before``)."""
+        runner = self.ctx.agent_runner
+        assert runner is not None
         if len(self.diagnostics) > before:
             return None
         key = (item.url, item.local, json.dumps(input_parts, sort_keys=True))
@@ -317,15 +328,13 @@ class ContentResolver:
 
     # --- content --------------------------------------------------------------------------
 
-    def _part(self, item: ContentItem, provenance: Provenance | None) -> Part:
+    def _part(self, item: TextItem | ImageItem | DocItem, provenance: Provenance | None) -> Part:
         if isinstance(item, TextItem):
             return {"type": "input_text", "text": item.text}
         if isinstance(item, ImageItem):
             url = self.image_url(item, provenance)
             return {"type": "input_image", "image_url": url or "", "detail": "auto"}
-        if isinstance(item, DocItem):
-            return {"type": "input_text", "text": self.document_text(item, provenance) or ""}
-        return {"type": "input_text", "text": self.agent_result(item, provenance) or ""}
+        return {"type": "input_text", "text": self.document_text(item, provenance) or ""}
 
     def input_parts(self, content: Content, provenance: Provenance | None) -> list[Part]:
         """Content as ``input_text`` / ``input_image`` parts (spec §7.2)."""
@@ -333,7 +342,33 @@ class ContentResolver:
             return []
         if isinstance(content, str):
             return [{"type": "input_text", "text": content}]
-        return [self._part(item, provenance) for item in content]
+        return self._parts(content, provenance)
+
+    def _parts(self, items: tuple[ContentItem, ...], provenance: Provenance | None) -> list[Part]:
+        """The parts of ``items``; an ``<agent>``'s part is its answer, found after those of
+        its own items (agents nest as deep as elements: walked with an explicit stack)."""
+        top: list[Part] = []
+        # (items left, their parts, and for an agent's items: the agent, the diagnostics
+        # count before them, the parts its answer goes into)
+        stack: list[tuple[Iterator[ContentItem], list[Part],
+                          tuple[AgentItem, int, list[Part]] | None]] = [(iter(items), top, None)]
+        while stack:
+            remaining, parts, agent = stack[-1]
+            item = next(remaining, None)
+            if item is None:
+                stack.pop()
+                if agent is not None:
+                    agent_item, before, parent = agent
+                    answer = self._agent_answer(agent_item, parts, before, provenance)
+                    parent.append({"type": "input_text", "text": answer or ""})
+            elif isinstance(item, AgentItem):
+                if self._runner_available(item, provenance):
+                    stack.append((iter(item.items), [], (item, len(self.diagnostics), parts)))
+                else:
+                    parts.append({"type": "input_text", "text": ""})
+            else:
+                parts.append(self._part(item, provenance))
+        return top
 
     def render_string(self, content: Content, provenance: Provenance | None) -> str:
         """Content as one string: items rendered and joined by LF (spec §7.2, last column)."""

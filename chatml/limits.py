@@ -21,6 +21,11 @@ Accounting, precisely:
 * **depth** -- nested non-tail calls (Python frames, including builtins that
   call back into ChatML). Going deeper raises ``recursion limit exceeded``
   instead of crashing the interpreter.
+* **wall time** (optional, ``max_wall_time`` seconds) -- a deadline set when
+  the run starts and checked on the step meter's slow path, i.e. at least
+  every :data:`STEP_BATCH` steps, so a script that loops forever is stopped
+  preemptively (``wall-time limit exceeded``) whatever its step budget. It is
+  the only limit that is not deterministic, so it is off unless asked for.
 
 Limit errors are *not* ChatML failures: ``Task.catch`` and every other
 handler inside the language must let them through (DECISIONS 4).
@@ -29,6 +34,7 @@ handler inside the language must let them through (DECISIONS 4).
 from __future__ import annotations
 
 import itertools
+import time
 
 import attrs
 
@@ -56,6 +62,7 @@ class Limits:
     max_steps: int | None = DEFAULT_MAX_STEPS
     max_memory: int | None = DEFAULT_MAX_MEMORY
     max_depth: int = DEFAULT_MAX_DEPTH
+    max_wall_time: float | None = None
 
     @classmethod
     def unlimited(cls) -> Limits:
@@ -88,12 +95,22 @@ class DepthLimitExceeded(LimitExceeded):
     code = "chatml.recursion_limit"
 
 
-_UNLIMITED_STEPS = 1 << 62
-"""Step budget that stands for "no limit" (refilled should it ever run out)."""
+class WallTimeExceeded(LimitExceeded):
+    kind = "wall_time"
+    code = "chatml.wall_time_limit"
+
+
+_UNLIMITED_STEPS = (1 << 30) - 1
+"""Step budget that stands for "no limit"; refilled when it runs out (:meth:`Meter.out_of_steps`).
+Kept below 2**30, like the memory budget, so the reserve builtins charge stays a CPython
+single-digit int."""
 
 _UNLIMITED = (1 << 30) - 1
 """Memory budget (in words) that stands for "no limit"; refilled when it runs out. Kept below
 2**30 so the counter stays a CPython single-digit int (the fast path of the interpreter)."""
+
+SCAN_CHARS_PER_STEP = 64
+"""Builtins that scan their input charge one step per this many code points or elements."""
 
 WORD = 8
 """The memory counter counts 8-byte words (so a 1 GB budget is still a small int)."""
@@ -102,8 +119,9 @@ STEP_BATCH = 1024
 """How many steps :meth:`Meter.refill` moves from the reserve into the tickets at a time."""
 
 
-#: What :meth:`Meter.save` returns: steps, memory, limits, journal, sink.
-SavedMeter = tuple[int, int, Limits, "list[tuple[object, object, object]] | None", object]
+#: What :meth:`Meter.save` returns: steps, memory, limits, journal, sink, deadline.
+SavedMeter = tuple[int, int, Limits, "list[tuple[object, object, object]] | None", object,
+                   "float | None"]
 
 
 class Meter:
@@ -129,7 +147,7 @@ class Meter:
     """
 
     __slots__ = ("tickets", "reserve", "batch", "memory", "limits", "journal", "sink", "active",
-                 "owner")
+                 "owner", "deadline")
 
     def __init__(self, batch: int = STEP_BATCH) -> None:
         self.tickets: list[None] = []
@@ -143,6 +161,8 @@ class Meter:
         self.active = 0
         self.owner = 0
         """``threading.get_ident()`` of the thread whose run is active."""
+        self.deadline: float | None = None
+        """``time.monotonic()`` past which the run stops (``Limits.max_wall_time``), or None."""
 
     @property
     def steps(self) -> int:
@@ -158,6 +178,8 @@ class Meter:
         self.limits = limits
         self.steps = _UNLIMITED_STEPS if limits.max_steps is None else limits.max_steps
         self.memory = _UNLIMITED if limits.max_memory is None else limits.max_memory // WORD
+        self.deadline = (None if limits.max_wall_time is None
+                         else time.monotonic() + limits.max_wall_time)
 
     def take(self, steps: int) -> None:
         """Charge ``steps`` steps (builtins: :func:`chatml.calls.charge_steps`)."""
@@ -173,6 +195,8 @@ class Meter:
 
     def refill(self) -> None:
         """Charge one step when the tickets have run out (compiled code's slow path)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.out_of_time()
         reserve = self.reserve
         if reserve < 1:
             self.reserve = reserve - 1
@@ -194,6 +218,11 @@ class Meter:
         raise StepLimitExceeded(
             f"step limit exceeded: the script ran more than {self.limits.max_steps} steps")
 
+    def out_of_time(self) -> None:
+        self.tickets.clear()
+        raise WallTimeExceeded(f"wall-time limit exceeded: the script ran longer than "
+                               f"{self.limits.max_wall_time:g} s")
+
     def out_of_memory(self) -> None:
         if self.limits.max_memory is None:
             self.memory = _UNLIMITED
@@ -203,10 +232,10 @@ class Meter:
             f"memory limit exceeded: the script allocated more than {megabytes:g} MB")
 
     def save(self) -> SavedMeter:
-        return (self.steps, self.memory, self.limits, self.journal, self.sink)
+        return (self.steps, self.memory, self.limits, self.journal, self.sink, self.deadline)
 
     def restore(self, saved: SavedMeter) -> None:
-        steps, self.memory, self.limits, self.journal, self.sink = saved
+        steps, self.memory, self.limits, self.journal, self.sink, self.deadline = saved
         self.steps = steps
 
 

@@ -59,7 +59,12 @@ class ChatMLFailure(Exception):
 
 
 class Variant:
-    """A polymorphic-variant value: ``tag`` (no backtick) and its payload values."""
+    """A polymorphic-variant value: ``tag`` (no backtick) and its payload values.
+
+    Generated code may build one as ``object.__new__(Variant)`` followed by setting
+    both slots (cheaper than a call of ``__init__``), so ``__init__`` must do nothing
+    else.
+    """
 
     __slots__ = ("tag", "args")
 
@@ -94,29 +99,48 @@ class TableRef(Ref):
     """The cell of a ``Hashtbl.create`` table: a :class:`Ref` that knows when its entry
     array was seen by anything but ``Hashtbl.*``.
 
-    Reading or writing ``value`` (a script's ``!t`` and ``t := a``, a host,
-    the undo journal) sets ``exposed``; :mod:`chatml.stdlib.hashtbl` works on
-    ``entries`` directly and clears ``exposed`` when no one else can hold the
-    array. While it is clear, nothing but ``Hashtbl.*`` can have written into
-    the array, so its cached index is valid without looking at the array.
+    A new table keeps its entries in ``pairs`` (key -> the ``Some(value)`` variant
+    ``Hashtbl.get`` answers, in insertion order) and ``entries`` is ``None``: while
+    only ``Hashtbl.*`` touches it, the entry array it stands for -- one well-formed
+    ``{key; value}`` record per key, in that order -- exists only as that dict.
+    The first read of ``value`` (a script's ``!t``, a host, the undo journal)
+    *spills* it: builds that array once and keeps it in ``entries`` from then on
+    (records are immutable, so nobody can tell it from the array ``Hashtbl.set``
+    would have built). Writing ``value`` (``t := a``) also leaves the dict behind.
+
+    Reading or writing ``value`` sets ``exposed``; :mod:`chatml.stdlib.hashtbl`
+    works on ``entries`` directly and clears ``exposed`` when no one else can
+    hold the array. While it is clear, nothing but ``Hashtbl.*`` can have written
+    into the array, so its cached index is valid without looking at the array.
     Everywhere else a table's cell is an ordinary ref.
     """
 
-    __slots__ = ("entries", "exposed")
+    __slots__ = ("entries", "exposed", "pairs")
 
     def __init__(self, value: Value) -> None:
         self.entries = value
         self.exposed = False
         self.lookup_cache = None
+        self.pairs: dict[str, Variant] | None = None
+
+    def spill(self) -> Value:
+        """Leave the dict form: the entry array it stands for becomes ``entries``."""
+        pairs = self.pairs
+        if pairs is not None:
+            self.entries = [{"key": key, "value": some.args[0]} for key, some in pairs.items()]
+            self.pairs = None
+            self.lookup_cache = None
+        return self.entries
 
     @property
     def value(self) -> Value:
         self.exposed = True
-        return self.entries
+        return self.entries if self.pairs is None else self.spill()
 
     @value.setter
     def value(self, value: Value) -> None:
         self.exposed = True
+        self.pairs = None
         self.entries = value
 
 

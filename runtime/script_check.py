@@ -34,6 +34,8 @@ def _matcher_functions(prompt: Prompt, script_id: str) -> list[str]:
     """The ``function`` of every ``<chatml_match>`` that names this script."""
     names: list[str] = []
     for runtime in prompt.shell_runtimes:
+        if runtime.element is None:
+            continue  # synthetic (legacy:custom): no matcher
         for element in _elements(runtime.element):
             if element.tag != "chatml_match":
                 continue

@@ -18,18 +18,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chatcommon.diagnostics import Diagnostic
-from chatmd.ast import Element
+from chatmd.ast import Element, Node
 from chatmd.declarations.config import lower_config
-from chatmd.declarations.context import LoweringContext
-from chatmd.declarations.messages import MESSAGE_TAGS, lower_message, lower_reasoning
+from chatmd.declarations.context import LoweringContext, NestedOpener
+from chatmd.declarations.messages import (
+    MESSAGE_TAGS,
+    lower_message,
+    lower_reasoning,
+    open_message,
+    open_reasoning,
+)
 from chatmd.declarations.moderator_runtime import lower_moderator_runtime
 from chatmd.declarations.scripts import check_script_registry, lower_script
 from chatmd.declarations.shell_validation import lower_shell_access
 from chatmd.declarations.tools import lower_tool
 from chatmd.imports import ExpandedPrompt
 from chatmd.ir import (
+    LEGACY_RUNTIME_ID,
     Config,
     ConversationItem,
+    CustomTool,
     ModeratorRuntime,
     Prompt,
     Script,
@@ -55,12 +63,30 @@ _LOWERINGS: dict[str, _Lowering] = {
 }
 
 
-def _validate_nested(ctx: LoweringContext) -> Callable[[Element, Provenance], None]:
-    def validate(element: Element, provenance: Provenance) -> None:
-        lowering = _LOWERINGS.get(element.tag)
+def _open_nested(ctx: LoweringContext) -> NestedOpener:
+    def open_nested(element: Element, provenance: Provenance) -> tuple[int, tuple[Node, ...]] | None:
+        tag = element.tag
+        if tag in MESSAGE_TAGS:
+            return open_message(element, provenance, ctx)
+        if tag == "reasoning":
+            return open_reasoning(element, provenance, ctx)
+        lowering = _LOWERINGS.get(tag)
         if lowering is not None:
             lowering(element, provenance, ctx)
-    return validate
+        return None
+    return open_nested
+
+
+def _legacy_runtime(tools: list[Tool]) -> list[ShellRuntime]:
+    """The synthetic ``legacy:custom`` runtime when a legacy command tool exists (shell spec §5.3).
+
+    It has no syntax tree (``element=None``) and the first legacy tool's provenance;
+    the shell compiler builds its settings.
+    """
+    for tool in tools:
+        if isinstance(tool, CustomTool):
+            return [ShellRuntime(LEGACY_RUNTIME_ID, None, None, tool.provenance)]
+    return []
 
 
 def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
@@ -72,7 +98,7 @@ def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
     """
     ctx = LoweringContext(prompt_dir=prompt_dir, folders=expanded.folders,
                           confinement=Confinement.of(prompt_dir) if confine else None)
-    ctx.validate_nested = _validate_nested(ctx)
+    ctx.open_nested = _open_nested(ctx)
     config: Config | None = None
     tools: list[Tool] = []
     scripts: list[tuple[Script, Element]] = []
@@ -112,6 +138,7 @@ def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
             if declared is not None:
                 moderator_runtime = declared
     check_script_registry(scripts, ctx)
+    runtimes += _legacy_runtime(tools)
     prompt = Prompt(config if config is not None else Config(), tuple(tools),
                     tuple(script for script, _ in scripts), tuple(runtimes), moderator_runtime,
                     tuple(items), name, prompt_dir)

@@ -13,6 +13,8 @@ ones outside the prompt folder are errors at the attribute.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from chatmd.ast import Element, Node, Text
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.text import render_import
@@ -57,32 +59,80 @@ def checked_src(element: Element, src: str, ctx: LoweringContext, *, first: bool
     return src
 
 
+#: How the children of an element are walked: as message content, or as the children
+#: of a ``<reasoning>`` (where text, ``<summary>`` and ``<import>`` need no validation).
+CONTENT = 0
+REASONING = 1
+
+_END = object()
+
+
 def content_items(children: tuple[Node, ...], provenance: Provenance,
                   ctx: LoweringContext) -> list[ContentItem]:
     """The content items of ``children``, in order (nested declarations validated, dropped)."""
-    items: list[ContentItem] = []
-    for child in children:
+    return _walk(CONTENT, children, provenance, ctx)
+
+
+def validate_nested(element: Element, provenance: Provenance, ctx: LoweringContext) -> None:
+    """Validate ``element``, nested where it has no meaning, for its diagnostics alone."""
+    opened = ctx.open_nested(element, provenance)
+    if opened is not None:
+        _walk(*opened, provenance, ctx)
+
+
+def _walk(kind: int, children: tuple[Node, ...], provenance: Provenance,
+          ctx: LoweringContext) -> list[ContentItem]:
+    """Walk ``children`` as ``kind`` with an explicit stack, however deep elements nest.
+
+    ``<agent>`` bodies and the bodies of elements validated where they have no
+    meaning (:attr:`LoweringContext.open_nested`: a ``<msg>`` in a ``<user>``)
+    are walked in place, in document order, so diagnostics come in the order a
+    recursive walk would give them. Returns the content items of ``children``.
+    """
+    top: list[ContentItem] = []
+    # (children left, the items they add to, the <agent> and its src they belong to, kind)
+    stack: list[tuple[Iterator[Node], list[ContentItem], tuple[str, Element] | None, int]] = [
+        (iter(children), top, None, kind)]
+    while stack:
+        remaining, items, agent, kind = stack[-1]
+        child = next(remaining, _END)
+        if child is _END:
+            stack.pop()
+            if agent is not None:
+                src, element = agent
+                stack[-1][1].append(AgentItem(src, element.has("local"), tuple(items),
+                                              location_of(element)))
+            continue
         if type(child) is Text:
-            items.append(TextItem(child.text))
+            if kind == CONTENT:
+                items.append(TextItem(child.text))
             continue
         assert isinstance(child, Element)
         tag = child.tag
-        if tag == "img":
+        if kind == REASONING:
+            if tag == "summary" or tag == "import":
+                continue
+        elif tag == "img":
             src = checked_src(child, child.get("src") or "", ctx)
             items.append(ImageItem(src, child.has("local"), location_of(child)))
+            continue
         elif tag == "doc":
             src = checked_src(child, child.get("src") or "", ctx)
             items.append(DocItem(src, child.has("local"), child.has("strip"),
                                  child.has("markdown"), location_of(child)))
+            continue
         elif tag == "agent":
             src = checked_src(child, child.get_first("src") or "", ctx, first=True)
-            nested = tuple(content_items(child.children, provenance, ctx))
-            items.append(AgentItem(src, child.has("local"), nested, location_of(child)))
+            stack.append((iter(child.children), [], (src, child), CONTENT))
+            continue
         elif tag == "import":
             items.append(TextItem(render_import(child)))
-        else:
-            ctx.validate_nested(child, provenance)
-    return items
+            continue
+        opened = ctx.open_nested(child, provenance)
+        if opened is not None:  # its body, walked for diagnostics (its items are dropped)
+            nested_kind, nested_children = opened
+            stack.append((iter(nested_children), [], None, nested_kind))
+    return top
 
 
 def lower_content(children: tuple[Node, ...], provenance: Provenance,

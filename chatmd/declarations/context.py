@@ -12,15 +12,18 @@ from collections.abc import Callable, Iterable
 
 from chatcommon.diagnostics import Diagnostic, Related, Severity
 from chatcommon.sources import SourceFile, Span
-from chatmd.ast import Element
+from chatmd.ast import Element, Node
 from chatmd.lexer import attribute_spans
 from chatmd.loading import Confinement
 from chatmd.provenance import Provenance
 
 PHASE = "declarations"
 
-#: Validates (and discards) a declaration or message nested where it has no meaning.
-NestedValidator = Callable[[Element, Provenance], None]
+#: Validates a declaration or message nested where it has no meaning, except for its body:
+#: returns how its children are to be walked (``chatmd.declarations.content.CONTENT`` or
+#: ``REASONING``) and the children, or None when it has no body to walk. The caller walks
+#: the body (iteratively) and discards what the element would lower to.
+NestedOpener = Callable[[Element, Provenance], "tuple[int, tuple[Node, ...]] | None"]
 
 
 class LoweringContext:
@@ -32,7 +35,7 @@ class LoweringContext:
         self.folders = folders
         self.confinement = confinement
         self.diagnostics: list[Diagnostic] = []
-        self.validate_nested: NestedValidator = lambda element, provenance: None
+        self.open_nested: NestedOpener = lambda element, provenance: None
 
     # ------------------------------------------------------------------ positions
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from chatcommon.numbers import parse_int
 from chatcommon.records import fast_constructor
-from chatmd.ast import Element, Text
-from chatmd.declarations.content import lower_content
+from chatmd.ast import Element, Node, Text
+from chatmd.declarations.content import CONTENT, REASONING, lower_content, validate_nested
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.text import render_import, render_nodes
 from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
@@ -26,6 +26,7 @@ from chatmd.vocabulary import WS
 
 #: Messages are made for every element of a transcript: without the generated __init__.
 _new_message = fast_constructor(Message)
+_new_tool_call = fast_constructor(ToolCallRef)
 
 
 #: The role each message tag stands for (``msg`` takes its ``role`` attribute).
@@ -116,6 +117,54 @@ def _missing(element: Element, name: str, ctx: LoweringContext, why: str = "") -
 def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext) -> Message | None:
     """The :class:`~chatmd.ir.Message` for a message-like element; None after an error."""
     tag = element.tag
+    children = element.children
+    if len(children) != 1 or type(children[0]) is not Text or tag == "msg":
+        return lower_message_fully(element, provenance, ctx)
+    # the common case of a transcript, in short: a shorthand tag whose body is one text
+    text = children[0].text
+    attributes = element.attrs
+    if not attributes:
+        if tag == "tool_call":  # (it needs attributes: reported by the general path)
+            return lower_message_fully(element, provenance, ctx)
+        return _new_message(tag, TAG_ROLES[tag], text, None, None, None, None, None, None,
+                            None, None, None, provenance.file, provenance)
+    values: dict[str, str] = {}
+    for attribute in attributes:  # last wins; a flag reads as ''
+        value = attribute.value
+        values[attribute.name] = "" if value is None else value
+    if HISTORY_ID in values or SOURCE_CONTEXT in values:
+        return lower_message_fully(element, provenance, ctx)
+    tool_call = None
+    if tag == "tool_call":
+        call_id, name = values.get("tool_call_id"), values.get("function_name")
+        if call_id is None or name is None:
+            return lower_message_fully(element, provenance, ctx)
+        tool_call = _new_tool_call(call_id, name, text)
+    get = values.get
+    return _new_message(tag, TAG_ROLES[tag], text, get("id"), get("status"), get("phase"),
+                        get("name"), get("type"), get("tool_call_id"), tool_call, None,
+                        get("role"), provenance.file, provenance)
+
+
+class _Checked:
+    """What checking a message's attributes found (:func:`_check_message`)."""
+
+    __slots__ = ("ok", "values", "found", "role", "role_attribute", "is_call", "history_id")
+
+    def __init__(self, ok: bool, values: dict[str, str], found: _Attributes | None, role: str,
+                 role_attribute: str | None, is_call: bool, history_id: str | None) -> None:
+        self.ok = ok
+        self.values = values
+        self.found = found
+        self.role = role
+        self.role_attribute = role_attribute
+        self.is_call = is_call
+        self.history_id = history_id
+
+
+def _check_message(element: Element, ctx: LoweringContext) -> _Checked:
+    """Check a message's attributes (everything but its body), reporting what is wrong."""
+    tag = element.tag
     values: dict[str, str] = {}
     for attribute in element.attrs:  # last wins; a flag reads as ''
         value = attribute.value
@@ -147,24 +196,41 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
     history_id = None if found is None else _history_id(element, found, ctx)
     if found is not None and found.history_id is not None and history_id is None:
         ok = False
+    return _Checked(ok, values, found, role, role_attribute, is_call, history_id)
+
+
+def open_message(element: Element, provenance: Provenance,
+                 ctx: LoweringContext) -> tuple[int, tuple[Node, ...]]:
+    """Validate a message nested where it has no meaning: its attributes now; its body is
+    returned, to be walked as content by the caller (:func:`~chatmd.declarations.content.validate_nested`)."""
+    _check_message(element, ctx)
+    return CONTENT, element.children
+
+
+def lower_message_fully(element: Element, provenance: Provenance,
+                        ctx: LoweringContext) -> Message | None:
+    """:func:`lower_message` without its short path (the same result, by every rule)."""
+    checked = _check_message(element, ctx)
     children = element.children
     if len(children) == 1 and type(children[0]) is Text:  # the common case, inline
         content: Content = children[0].text
     else:
         content = lower_content(children, provenance, ctx)
-    if not ok:
+    if not checked.ok:
         return None
+    values = checked.values
     tool_call = None
-    if is_call:
+    if checked.is_call:
         arguments = content if isinstance(content, str) else ""
-        tool_call = ToolCallRef(values["tool_call_id"], values["function_name"], arguments)
+        tool_call = _new_tool_call(values["tool_call_id"], values["function_name"], arguments)
     source_file = provenance.file
+    found = checked.found
     if found is not None and found.source_context is not None:
         source_file = found.source_context
     get = values.get
-    return _new_message(tag, role, content, get("id"), get("status"), get("phase"), get("name"),
-                   get("type"), get("tool_call_id"), tool_call, history_id, role_attribute,
-                   source_file, provenance)
+    return _new_message(element.tag, checked.role, content, get("id"), get("status"),
+                        get("phase"), get("name"), get("type"), get("tool_call_id"), tool_call,
+                        checked.history_id, checked.role_attribute, source_file, provenance)
 
 
 def _summary_text(element: Element) -> str:
@@ -175,18 +241,33 @@ def _summary_text(element: Element) -> str:
     return render_nodes(children).strip(WS)
 
 
-def lower_reasoning(element: Element, provenance: Provenance,
-                    ctx: LoweringContext) -> Reasoning | None:
-    """The :class:`~chatmd.ir.Reasoning` for ``<reasoning>``; None after an error."""
+def _check_reasoning(element: Element, ctx: LoweringContext) -> tuple[_Attributes, bool,
+                                                                      str | None]:
+    """Check a ``<reasoning>``'s attributes: what was found, whether they are fine, the
+    validated history id."""
     found = _Attributes(element)
-    values = found.values
     ok = True
-    if "id" not in values:
+    if "id" not in found.values:
         _missing(element, "id", ctx, " (the provider's reasoning item id)")
         ok = False
     history_id = _history_id(element, found, ctx)
     if found.history_id is not None and history_id is None:
         ok = False
+    return found, ok, history_id
+
+
+def open_reasoning(element: Element, provenance: Provenance,
+                   ctx: LoweringContext) -> tuple[int, tuple[Node, ...]]:
+    """Validate a ``<reasoning>`` nested where it has no meaning (see :func:`open_message`)."""
+    _check_reasoning(element, ctx)
+    return REASONING, element.children
+
+
+def lower_reasoning(element: Element, provenance: Provenance,
+                    ctx: LoweringContext) -> Reasoning | None:
+    """The :class:`~chatmd.ir.Reasoning` for ``<reasoning>``; None after an error."""
+    found, ok, history_id = _check_reasoning(element, ctx)
+    values = found.values
     summary: list[SummaryPart] = []
     for child in element.children:
         if type(child) is Text:
@@ -202,10 +283,9 @@ def lower_reasoning(element: Element, provenance: Provenance,
         elif child.tag == "import":
             summary.append(SummaryPart(render_import(child)))
         else:
-            ctx.validate_nested(child, provenance)
+            validate_nested(child, provenance, ctx)
     if not ok:
         return None
     source_file = found.source_context if found.source_context is not None else provenance.file
     return Reasoning(values["id"], values.get("status"), tuple(summary), history_id,
                      source_file, provenance)
-

@@ -71,9 +71,14 @@ class ShellDefinitions:
         return shell_tool_definition(tool)
 
 
+def _declared_runtimes(prompt: Prompt) -> bool:
+    """Whether ``prompt`` has a runtime the user wrote (not the synthetic ``legacy:custom``)."""
+    return any(not runtime.synthetic for runtime in prompt.shell_runtimes)
+
+
 def has_shell_declarations(prompt: Prompt) -> bool:
     """Whether ``prompt`` declares anything the shell layer compiles."""
-    return bool(prompt.shell_runtimes or prompt.moderator_runtime is not None
+    return bool(_declared_runtimes(prompt) or prompt.moderator_runtime is not None
                 or any(isinstance(tool, ShellTool | CustomTool) for tool in prompt.tools)
                 or any(script.kind.startswith("shell_") for script in prompt.scripts))
 
@@ -101,7 +106,7 @@ def legacy_tools_compile_cleanly(prompt: Prompt) -> bool:
     """
     from chatmd.shell import POLICY_VARIABLE
 
-    if (prompt.shell_runtimes or prompt.moderator_runtime is not None
+    if (_declared_runtimes(prompt) or prompt.moderator_runtime is not None
             or os.environ.get(POLICY_VARIABLE)
             or any(script.kind.startswith("shell_") for script in prompt.scripts)):
         return False

@@ -8,7 +8,7 @@ tag form). Attribute values are re-emitted decoded, as the reference does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from chatmd.ast import Element, Node, Text
 
@@ -22,15 +22,38 @@ def render_import(element: Element) -> str:
     return f"<import{attributes}/>"
 
 
-def render_element(element: Element) -> str:
-    """``element`` back in tag form, children included."""
+def _opening(element: Element) -> str:
     attributes = "".join(f" {a.name}" if a.value is None else f' {a.name}="{a.value}"'
                          for a in element.attrs)
-    if element.self_closing:
-        return f"<{element.tag}{attributes}/>"
-    return f"<{element.tag}{attributes}>{render_nodes(element.children)}</{element.tag}>"
+    return f"<{element.tag}{attributes}/>" if element.self_closing else \
+        f"<{element.tag}{attributes}>"
+
+
+def render_element(element: Element) -> str:
+    """``element`` back in tag form, children included."""
+    return render_nodes((element,))
 
 
 def render_nodes(nodes: Iterable[Node]) -> str:
-    """Text children verbatim, element children in tag form, concatenated."""
-    return "".join(node.text if isinstance(node, Text) else render_element(node) for node in nodes)
+    """Text children verbatim, element children in tag form, concatenated.
+
+    Walked with an explicit stack: elements may nest as deep as the parser allows.
+    """
+    out: list[str] = []
+    stack: list[Iterator[Node]] = [iter(nodes)]
+    closings: list[str] = []
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+            if closings:
+                out.append(closings.pop())
+            continue
+        if isinstance(node, Text):
+            out.append(node.text)
+            continue
+        out.append(_opening(node))
+        if not node.self_closing:
+            stack.append(iter(node.children))
+            closings.append(f"</{node.tag}>")
+    return "".join(out)

@@ -71,6 +71,8 @@ def shell_inputs(prompt: Prompt) -> ShellInputs:
     failed = False
     runtimes: list[ShellAccessDecl] = []
     for runtime in prompt.shell_runtimes:
+        if runtime.element is None:
+            continue  # the synthetic legacy:custom: the compiler builds it from the legacy tools
         assert runtime.provenance is not None
         lowered = lower_shell_access(runtime.element, runtime.provenance)
         if lowered.value is None:

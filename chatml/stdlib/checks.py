@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chatml import calls
+from chatml import calls, limits
 from chatml.limits import COST, METER
 from chatml.values import ChatMLFailure, Value
 
@@ -22,7 +22,7 @@ ARRAY_COST = COST["array"]
 SLOT_COST = COST["slot"]
 REF_COST = COST["ref"]
 
-SCAN_CHARS_PER_STEP = 64
+SCAN_CHARS_PER_STEP = limits.SCAN_CHARS_PER_STEP
 """Builtins that scan their input charge one step per this many code points or elements."""
 
 

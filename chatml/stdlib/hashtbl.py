@@ -8,6 +8,17 @@ string ``key`` and a ``value`` (possible only when a host or hand-made
 bytecode writes into the array) are skipped by lookups and kept by
 ``remove``. The cell update is journalled for transactional runs.
 
+A table made by ``Hashtbl.create`` starts in the *dict form* (see
+:class:`chatml.values.TableRef`): while only ``Hashtbl.*`` touches it, its
+entries are a dict key -> ``Some(value)`` in insertion order, which is the
+entry array's meaning exactly (one well-formed record per key, in order), so
+``get`` is one dict lookup that answers the stored variant and ``set`` one dict
+store -- no record, no scan, no copy. Charges are the entry array's (scan
+steps of its length, a new array of ``length + 1`` slots per ``set``). The
+first read of the cell (``!t``, a host, the undo journal of a transactional
+run) spills the dict into the entry array once, and from then on the table
+works as below.
+
 Lookups are answered from an index (key -> first position) cached on the ref
 (:attr:`chatml.values.Ref.lookup_cache`) instead of a scan in Python. The
 index describes one entry array and is trusted only while the cell still
@@ -84,7 +95,7 @@ def _entries(qualified: str, table: Value, key: Value) -> list[Value]:
 
 def _array_of(table: Ref) -> Value:
     """The cell's content, read without exposing a :class:`TableRef`'s array."""
-    return table.entries if type(table) is TableRef else table.value
+    return table.spill() if type(table) is TableRef else table.value
 
 
 def _store(table: Ref, entries: list[Value]) -> None:
@@ -125,6 +136,10 @@ def _build_index(table: Ref, entries: list[Value]) -> _Index | None:
 
 _getrefcount = sys.getrefcount
 
+_ARRAY_WORDS = ARRAY_COST + SLOT_COST + WORD - 1
+_SLOT_WORDS = SLOT_COST
+"""``charge_array(length + 1)`` in words is ``(_ARRAY_WORDS + _SLOT_WORDS * length) // WORD``."""
+
 
 def _unshared_count() -> int:
     """``sys.getrefcount`` of an entry array held only by its cell, its index and a
@@ -155,7 +170,7 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
     """
     kind = type(table)
     if kind is TableRef:
-        entries = table.entries
+        entries = table.spill()
         exposed = table.exposed
     elif kind is Ref:
         entries = table.value
@@ -206,7 +221,9 @@ def _find(qualified: str, table: Value, key: Value) -> tuple[list[Value], int, _
 def create() -> Ref:
     calls.charge_memory(REF_COST)
     charge_array(0)
-    return TableRef([])
+    table = TableRef(None)
+    table.pairs = {}
+    return table
 
 
 def _private(table: Value, key: Value) -> _Index | None:
@@ -235,21 +252,47 @@ def _charge_scan(length: int) -> None:
             METER.take(steps)
 
 
-@implements("Hashtbl.set")
+def _charge_dict_set(length: int) -> None:
+    """What ``set`` charges on a table of ``length`` entries: the scan's steps, then the
+    new array of ``length + 1`` slots (``charge_scan``, ``charge_array``, inlined)."""
+    meter = METER
+    if length >= SCAN_CHARS_PER_STEP:
+        reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
+        if reserve >= 0:
+            meter.reserve = reserve
+        else:
+            meter.take(length // SCAN_CHARS_PER_STEP)
+    memory = meter.memory = meter.memory - (_ARRAY_WORDS + _SLOT_WORDS * length) // WORD
+    if memory < 0:
+        meter.out_of_memory()
+
+
+@implements("Hashtbl.set", inline="hashtbl_set")
 def set_(table: Value, key: Value, value: Value) -> None:
-    # _private(table, key), inlined: this is every update's path
-    if type(table) is TableRef and not table.exposed and type(key) is str \
-            and METER.journal is None:
+    if type(table) is TableRef:
+        pairs = table.pairs
+        if pairs is not None:  # the dict form (see TableRef): every update of a new table
+            if type(key) is str and METER.journal is None:
+                _charge_dict_set(len(pairs))
+                pairs[key] = Variant("Some", (value,))
+                return
+            table.spill()  # (a journal records the array; a bad key fails as usual)
+    # the private path (see _private), inlined with the charges: this is every update's path
+    if type(table) is TableRef and not table.exposed and type(key) is str:
         cache = table.lookup_cache
         entries = table.entries
-        if cache is not None and cache.entries is entries \
-                and _getrefcount(entries) == _UNSHARED:  # the common case: in place
+        meter = METER
+        if cache is not None and cache.entries is entries and meter.journal is None:
+            # only Hashtbl.* has seen the array, so no one else holds it: change it in place
             length = len(entries)
-            meter = METER
-            if length >= SCAN_CHARS_PER_STEP:
-                _charge_scan(length)
-            meter.memory -= (ARRAY_COST + SLOT_COST * (length + 1) + WORD - 1) // WORD
-            if meter.memory < 0:
+            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
+                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
+                if reserve >= 0:
+                    meter.reserve = reserve
+                else:
+                    meter.take(length // SCAN_CHARS_PER_STEP)
+            memory = meter.memory = meter.memory - (_ARRAY_WORDS + _SLOT_WORDS * length) // WORD
+            if memory < 0:
                 meter.out_of_memory()
             entry = {"key": key, "value": value}
             position = cache.positions.get(key, -1)
@@ -261,7 +304,6 @@ def set_(table: Value, key: Value, value: Value) -> None:
                 entries[position] = entry
                 cache.snapshot[position] = entry
             return
-        del entries
     _set(table, key, value)
 
 
@@ -293,23 +335,45 @@ def _set(table: Value, key: Value, value: Value) -> None:
         cache.snapshot = updated.copy()
 
 
-@implements("Hashtbl.get")
+@implements("Hashtbl.get", inline="hashtbl_get")
 def get(table: Value, key: Value) -> Variant:
+    if type(table) is TableRef:
+        pairs = table.pairs
+        if pairs is not None and type(key) is str:  # the dict form (see TableRef)
+            length = len(pairs)
+            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
+                meter = METER
+                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
+                if reserve >= 0:
+                    meter.reserve = reserve
+                else:
+                    meter.take(length // SCAN_CHARS_PER_STEP)
+            return pairs.get(key, NONE)
     if type(table) is TableRef and not table.exposed and type(key) is str:
         cache = table.lookup_cache  # (_private, inlined: this is every lookup's path)
         entries = table.entries
         if cache is not None and cache.entries is entries:
             length = len(entries)
-            if length >= SCAN_CHARS_PER_STEP:
-                _charge_scan(length)
-            position = cache.positions.get(key, -1)
-            return NONE if position < 0 else Variant("Some", (entries[position]["value"],))
-    entries, position, _ = _find("Hashtbl.get", table, key)
-    return NONE if position < 0 else Variant("Some", (entries[position]["value"],))
+            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
+                meter = METER
+                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
+                if reserve >= 0:
+                    meter.reserve = reserve
+                else:
+                    meter.take(length // SCAN_CHARS_PER_STEP)
+            position = cache.positions.get(key)
+            return NONE if position is None else Variant("Some", (entries[position]["value"],))
+    entries, found, _ = _find("Hashtbl.get", table, key)
+    return NONE if found < 0 else Variant("Some", (entries[found]["value"],))
 
 
-@implements("Hashtbl.mem")
+@implements("Hashtbl.mem", inline="hashtbl_mem")
 def mem(table: Value, key: Value) -> bool:
+    if type(table) is TableRef:
+        pairs = table.pairs
+        if pairs is not None and type(key) is str:  # the dict form (see TableRef)
+            _charge_scan(len(pairs))
+            return key in pairs
     cache = _private(table, key)
     if cache is not None:
         _charge_scan(len(cache.entries))
@@ -319,6 +383,15 @@ def mem(table: Value, key: Value) -> bool:
 
 @implements("Hashtbl.remove")
 def remove(table: Value, key: Value) -> None:
+    if type(table) is TableRef:
+        pairs = table.pairs
+        if pairs is not None:  # the dict form (see TableRef)
+            if type(key) is str and METER.journal is None:
+                _charge_scan(len(pairs))
+                charge_array(len(pairs))
+                pairs.pop(key, None)
+                return
+            table.spill()
     entries = _entries("Hashtbl.remove", table, key)
     charge_array(len(entries))
     kept = [entry for entry in entries if not _holds(entry, key)]

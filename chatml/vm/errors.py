@@ -46,6 +46,11 @@ def _frames(error: BaseException) -> tuple[list[Frame], bool]:
         info = PROGRAMS.get(tb.tb_frame.f_code.co_filename)
         if info is not None and 0 < tb.tb_lineno <= len(info.line_map):
             code, instruction = info.line_map[tb.tb_lineno - 1]
+            if tb.tb_frame.f_code.co_name.startswith("_mk") and frames \
+                    and frames[-1][0] is info:
+                # a closure factory (closures made in a loop) runs as part of the ChatML
+                # frame that called it: one frame, at the factory's instruction
+                frames.pop()
             frames.append((info, code, instruction, tb))
             innermost_generated = True
         else:

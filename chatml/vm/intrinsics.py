@@ -10,7 +10,13 @@ is the builtin's own:
   charges it (``(49 + len + 7) // 8`` words); a string is returned as it is
   (no new string, no charge); anything else calls ``to_string``;
 * ``String.length(s)`` / ``string_length(s)``: ``len(s)`` for a string;
-* ``length(a)`` / ``Array.length(a)``: ``len(a)`` for an array.
+* ``length(a)`` / ``Array.length(a)``: ``len(a)`` for an array;
+* ``Hashtbl.get`` / ``Hashtbl.set`` / ``Hashtbl.mem`` on a table in its dict form
+  (:class:`chatml.values.TableRef` with ``pairs``, a string key, and for ``set``
+  no undo journal): the dict lookup or store, with the builtin's charges -- the
+  scan's steps (one per :data:`~chatml.limits.SCAN_CHARS_PER_STEP` entries,
+  ``Meter.take``'s common case inlined) and, for ``set``, the new entry array's
+  memory -- in the builtin's order; any other table, key or run calls the builtin.
 
 When the translator knows the argument's type it needs no test at all
 (:meth:`chatml.vm.translate._Body.inline`): ``to_string`` of an int is
@@ -24,7 +30,9 @@ implementations: ``@implements("to_string", inline="to_string")``, see
 :mod:`chatml.registration`; :func:`intrinsic_slots`): the values handed to the
 loader say what may be inlined, and this module imports nothing of the
 standard library. A host that brings its own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
-``_str`` and ``_list`` (see :func:`chatml.vm.runtime.base_namespace`).
+``_str``, ``_list``, ``_TR``, ``_NONE``, ``_V``, ``_new`` and ``_M`` (see
+:func:`chatml.vm.runtime.base_namespace`) and uses ``_hp``, ``_hn``, ``_hr``,
+``_hs`` and ``_m`` as scratch variables.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from chatml.limits import COST, WORD
+from chatml.limits import COST, SCAN_CHARS_PER_STEP, WORD
 from chatml.values import Value
 
 Lines = list[tuple[int, str]]
@@ -74,12 +82,82 @@ def _length_of(kind: str) -> Callable[[str, str, list[str]], Lines]:
     return inline
 
 
+def _scan_steps(count: str) -> Lines:
+    """Charge the steps of scanning ``count`` entries (``charge_scan``: ``Meter.take``'s
+    common case inline, ``Meter.take`` itself when the reserve runs out)."""
+    steps = f"{count} // {SCAN_CHARS_PER_STEP}"
+    return [
+        (0, f"if {count} >= {SCAN_CHARS_PER_STEP}:"),
+        (1, f"if (_hr := _M.reserve - {steps}) >= 0: _M.reserve = _hr"),
+        (1, f"else: _M.take({steps})"),
+    ]
+
+
+_DICT_FORM = "type({table}) is _TR and (_hp := {table}.pairs) is not None and type({key}) is _str"
+"""A table in its dict form and a string key (``_hp``: the table's dict)."""
+
+
+def _hashtbl_get(result: str, builtin: str, args: list[str]) -> Lines:
+    table, key = args
+    return [
+        (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
+        (1, "_hn = len(_hp)"),
+        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
+        (1, f"{result} = _hp.get({key}, _NONE)"),
+        (0, "else:"),
+        (1, f"{result} = {builtin}({table}, {key})"),
+    ]
+
+
+def _hashtbl_mem(result: str, builtin: str, args: list[str]) -> Lines:
+    table, key = args
+    return [
+        (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
+        (1, "_hn = len(_hp)"),
+        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
+        (1, f"{result} = {key} in _hp"),
+        (0, "else:"),
+        (1, f"{result} = {builtin}({table}, {key})"),
+    ]
+
+
+_NEW_ARRAY = COST["array"] + COST["slot"] + WORD - 1
+"""``set``'s new array of ``n + 1`` slots costs ``(_NEW_ARRAY + slot * n) // WORD`` words."""
+
+
+def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
+    table, key, value = args
+    slot = COST["slot"]
+    if slot % WORD == 0:  # the same number, without the division
+        per_slot = "_hn" if slot == WORD else f"{slot // WORD} * _hn"
+        words = f"({_NEW_ARRAY // WORD} + {per_slot})"
+    else:
+        words = f"({_NEW_ARRAY} + {slot} * _hn) // {WORD}"
+    return [
+        (0, f"if {_DICT_FORM.format(table=table, key=key)} and _M.journal is None:"),
+        (1, "_hn = len(_hp)"),
+        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
+        (1, f"_M.memory = _m = _M.memory - {words}"),
+        (1, "if _m < 0: _M.out_of_memory()"),
+        (1, "_hs = _new(_V)"),  # Variant('Some', (value,)) without a Python __init__ call
+        (1, "_hs.tag = 'Some'"),
+        (1, f"_hs.args = ({value},)"),
+        (1, f"_hp[{key}] = _hs"),
+        (1, f"{result} = None"),
+        (0, "else:"),
+        (1, f"{result} = {builtin}({table}, {key}, {value})"),
+    ]
+
+
 INTRINSICS: dict[str, Intrinsic] = {
     "to_string": Intrinsic(1, _to_string, "to_string"),
     "string_length": Intrinsic(1, _length_of("_str"), "string_length"),
     "String.length": Intrinsic(1, _length_of("_str"), "string_length"),
     "length": Intrinsic(1, _length_of("_list"), "array_length"),
     "Array.length": Intrinsic(1, _length_of("_list"), "array_length"),
+    "Hashtbl.get": Intrinsic(2, _hashtbl_get, "hashtbl_get"),
+    "Hashtbl.set": Intrinsic(3, _hashtbl_set, "hashtbl_set"),
+    "Hashtbl.mem": Intrinsic(2, _hashtbl_mem, "hashtbl_mem"),
 }
 """Inlinable builtins by qualified name."""
 

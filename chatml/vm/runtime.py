@@ -14,7 +14,7 @@ from chatml.calls import TailCall
 from chatml.journal import journal_ref
 from chatml.limits import METER
 from chatml.stdlib.equality import values_equal
-from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, Variant
+from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, TableRef, Variant
 from chatml.vm.charges import STRING_WORDS
 
 OVERFLOW_MESSAGE = "integer overflow"
@@ -70,6 +70,9 @@ def base_namespace() -> dict[str, Any]:
         "_TC": TailCall,
         "_P": PENDING_TAIL_CALL,
         "_V": Variant,
+        "_new": object.__new__,  # _new(_V) + both slots: a Variant without calling __init__
+        "_TR": TableRef,
+        "_NONE": Variant("None"),
         "_Ref": Ref,
         "_Module": Module,
         "_dict": dict,

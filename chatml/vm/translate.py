@@ -568,6 +568,8 @@ class _Body:
         """The form of an intrinsic call whose argument type is known: ``"int_text"``
         (``to_string`` of an int), ``"same_text"`` (``to_string`` of a string),
         ``"text_length"`` (the length of a string); ``None`` otherwise."""
+        if len(args) != 1:
+            return None
         (value,) = args
         if intrinsic.kind == "to_string":
             if self.known_int(value):
@@ -580,7 +582,7 @@ class _Body:
     def inline(self, intrinsic: Intrinsic, t: Operand, fn: Operand, args: list[Operand]) -> None:
         """``t = fn(*args)`` for the intrinsic builtin ``fn``, inlined."""
         form = self.typed_intrinsic(intrinsic, args)
-        (value,) = args
+        value = args[0]
         if form == "int_text":  # at most INT_TEXT code points: charged with the batch
             self.emit(f"{t} = _str({value})")
             self.texts[t.text] = Text(0, ((t.text, INT_TEXT),), INT_TEXT)
@@ -906,7 +908,12 @@ class _Body:
             self.stack.append(Operand(name))
             return
         values = self.pop(b)
-        self.push_temp(f"_V({tag!r}, ({', '.join(map(str, values))},))")
+        # _V(tag, args) without a call of Variant.__init__ (a Python call from C: slow)
+        t = self.temp()
+        self.emit(f"{t} = _new(_V)")
+        self.emit(f"{t}.tag = {tag!r}")
+        self.emit(f"{t}.args = ({', '.join(map(str, values))},)")
+        self.stack.append(t)
         self.charge(COST["variant"] + COST["slot"] * b)
 
     def op_make_array(self, a: int, b: int) -> None:

@@ -20,7 +20,8 @@ Heavy modules (cattrs for ``--emit ir``) are imported only by the command
 that needs them, so ``chatmdc check`` starts fast; a plain ``check`` command
 line is read without argparse (:mod:`chatcommon.quick_args`, same meaning). Run as a program (``argv``
 None), every command is a one-shot batch job and runs without the cyclic
-garbage collector (:func:`chatcommon.allocation.one_shot_process`).
+garbage collector (:func:`chatcommon.allocation.one_shot_process`); ``check`` then ends
+without freeing what it built object by object (:func:`chatcommon.allocation.end_one_shot_process`).
 """
 
 from __future__ import annotations
@@ -65,18 +66,21 @@ def _exit_status(diagnostics: Sequence[Diagnostic], readable: bool) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from chatcommon.allocation import hold_until_exit
     from chatcommon.sources import SourceRegistry
     from runtime.prompt_checks import check_prompt
 
     diagnostics: list[Diagnostic] = []
     registry = SourceRegistry()
     readable = True
-    for path in args.paths:
+    for index, path in enumerate(args.paths):
         try:
             result = check_prompt(path, confine=args.confine)
         except Exception as error:  # a bug: reported for this file, the others still checked
             diagnostics.append(_internal(path, error))
             continue
+        if index == len(args.paths) - 1:  # (earlier trees are freed: memory stays one file's)
+            hold_until_exit(result)  # a one-shot process drops it at exit, not object by object
         diagnostics.extend(result.diagnostics)
         for source in result.sources:
             registry.register(source)
@@ -296,11 +300,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
             return int(exc.code or 0)
     if getattr(args, "format", "text") != "json":
-        return _guarded(args)
-    from chatcommon.type_length import type_length_limited
+        status = _guarded(args)
+    else:
+        from chatcommon.type_length import type_length_limited
 
-    with type_length_limited(None):  # machine-readable output holds types in full
-        return _guarded(args)
+        with type_length_limited(None):  # machine-readable output holds types in full
+            status = _guarded(args)
+    if args.run is _cmd_check:  # run as a program: ends here, without the teardown
+        from chatcommon.allocation import end_one_shot_process
+
+        return end_one_shot_process(status)
+    return status
 
 
 if __name__ == "__main__":

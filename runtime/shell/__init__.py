@@ -5,18 +5,22 @@ tools into a manifest; this package runs them:
 
 - :mod:`~runtime.shell.host` -- prompt -> compiled manifest -> live session
   (instantiation, §6.10); :func:`shell_runners` is the driver's entry point;
+- :mod:`~runtime.shell.security` -- the signature (:mod:`~runtime.shell.signature`)
+  and trusted-source (:mod:`~runtime.shell.trusted_sources`) checks of §6.9 step 2;
 - :mod:`~runtime.shell.executor` -- one call: input validation and request
   building (:mod:`~runtime.shell.requests`), per-command preparation
   (:mod:`~runtime.shell.prepare`: resolution, effects, policy, capabilities,
   approvals, backend), pipelines (:mod:`~runtime.shell.process`), results
   (:mod:`~runtime.shell.results`);
 - :mod:`~runtime.shell.backends` -- direct, bubblewrap and external backends, OS limits;
-- :mod:`~runtime.shell.hooks` -- ChatML hooks (:mod:`~runtime.shell.chatml_bridge`),
-  executable hooks (:mod:`~runtime.shell.exec_hooks`) and model reviewers
+- :mod:`~runtime.shell.hooks` -- ChatML hooks (:mod:`~runtime.shell.chatml_bridge`,
+  persisted state in :mod:`~runtime.shell.hook_state`), executable hooks
+  (:mod:`~runtime.shell.exec_hooks`) and model reviewers
   (:mod:`~runtime.shell.model_review`);
 - :mod:`~runtime.shell.audit` -- the hash-chained JSONL audit log and its verifier;
 - :mod:`~runtime.shell.moderator` -- the moderator's ``Process.run`` through the bound runtime;
-- :mod:`~runtime.shell.commands` -- ``chatmdc shell exec`` and ``chatmdc shell audit verify``.
+- :mod:`~runtime.shell.commands` -- ``chatmdc shell exec`` and ``chatmdc shell audit verify``;
+  :mod:`~runtime.shell.sign_command` -- ``chatmdc shell keygen`` and ``chatmdc shell sign``.
 
 See ``docs/shell-execution.md``.
 

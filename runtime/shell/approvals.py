@@ -7,6 +7,9 @@
 * :class:`GrantStore`: ``exact_session`` and ``prefix_session`` grants in
   memory, ``durable_exact`` grants in a JSON file written atomically
   (:func:`chatcommon.atomic.atomic_write_bytes`). ``once`` is never stored.
+  The file is used only for a runtime whose ``<approvals durable="true">``
+  allows it: otherwise a ``durable_exact`` answer is kept for the session
+  only (like ``exact_session``) and the file is neither read nor written.
 * :class:`ApprovalRequest` is what a reviewer sees; a UI reviewer is a host
   callback returning ``True`` (approve once), ``False`` (deny) or an
   :class:`ApprovalAnswer`. Scopes are limited to the runtime's declared
@@ -131,8 +134,10 @@ class GrantStore:
     _session: list[_Grant] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def lookup(self, identity: Identity) -> str | None:
-        """The scope of a stored grant covering ``identity``, or None."""
+    def lookup(self, identity: Identity, *, durable: bool = True) -> str | None:
+        """The scope of a stored grant covering ``identity``, or None.
+
+        ``durable``: whether the runtime allows durable grants (the file is consulted)."""
         command, scope = identity.command_hash, identity.scope_hash
         with self._lock:
             for grant in self._session:
@@ -143,19 +148,23 @@ class GrantStore:
                 if (grant.scope == "prefix_session" and grant.scope_hash == scope
                         and identity.argv[:len(grant.prefix)] == grant.prefix):
                     return grant.scope
-        for entry in self._durable():
+        for entry in self._durable() if durable else ():
             if entry.get("command_hash") == command and (
                     entry.get("expires_at") is None or entry["expires_at"] > time.time()):
                 return "durable_exact"
         return None
 
-    def store(self, identity: Identity, answer: ApprovalAnswer) -> None:
+    def store(self, identity: Identity, answer: ApprovalAnswer, *, durable: bool = True) -> None:
+        """Keep a scoped grant; ``durable_exact`` goes to the file only when ``durable``."""
         if answer.scope == "once":
             return
         prefix = tuple(answer.prefix) if answer.prefix else identity.argv
-        grant = _Grant(answer.scope, identity.scope_hash, identity.command_hash, prefix,
+        scope = answer.scope
+        if scope == "durable_exact" and not durable:
+            scope = "exact_session"  # the runtime does not allow durable grants: session only
+        grant = _Grant(scope, identity.scope_hash, identity.command_hash, prefix,
                        answer.expires_at)
-        if answer.scope == "durable_exact":
+        if scope == "durable_exact":
             self._store_durable(grant)
             return
         with self._lock:

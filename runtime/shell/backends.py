@@ -32,6 +32,8 @@ from runtime.shell.errors import InstantiationError, ShellError
 from runtime.shell.resolve import Executable, fingerprint
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")
+SEATBELT_HINT = ("seatbelt (macOS sandbox-exec) is not implemented; declare a <bubblewrap> "
+                 "backend (Linux) or an <external_backend> wrapper that confines")
 BWRAP_HINT = ("install the bubblewrap package (Debian/Ubuntu: apt-get install bubblewrap; "
               "Fedora: dnf install bubblewrap), or declare a runtime that allows direct "
               "execution (sandbox=\"preferred\" with a <direct/> backend)")
@@ -200,15 +202,30 @@ def instantiate_backends(section: Mapping[str, Any], platform: str,
     return available
 
 
+def unsupported_backends(section: Mapping[str, Any], platform: str) -> list[str]:
+    """Platform-matching declared backends this implementation never runs (seatbelt)."""
+    return [str(record.get("id") or record.get("kind"))
+            for record in section.get("backends") or ()
+            if record.get("kind") == "seatbelt" and record.get("when") in ("any", platform)]
+
+
 def check_available(backends: Sequence[Backend], sandbox: str, accept_declared: bool,
-                    runtime_id: str) -> None:
-    """Instantiation-time check: some backend can serve the sandbox mode."""
+                    runtime_id: str, unsupported: Sequence[str] = ()) -> None:
+    """Instantiation-time check: some backend can serve the sandbox mode.
+
+    ``unsupported`` names declared backends that are never available here (seatbelt):
+    they are reported, never replaced by a direct backend."""
     try:
         select_backend(backends, sandbox, accept_declared)
     except ShellError as error:
         code = "sandbox_unavailable" if sandbox == "required" else "shell.backend_unavailable"
-        raise InstantiationError(code, f"runtime {runtime_id}: {error.message}",
-                                 BWRAP_HINT) from None
+        message = f"runtime {runtime_id}: {error.message}"
+        hint = BWRAP_HINT
+        if unsupported:
+            message += (f"; the seatbelt backend(s) {', '.join(unsupported)} are not "
+                        "executed by this implementation")
+            hint = SEATBELT_HINT
+        raise InstantiationError(code, message, hint) from None
 
 
 def select_backend(backends: Sequence[Backend], sandbox: str,

@@ -4,10 +4,14 @@ Importing this module registers the 17 ``Shell.*`` accessors (each reads one
 field of a ``shell_context`` record). :class:`ChatMLHook` compiles one
 ``<script kind="shell_*">`` against its kind's surface (once per manifest),
 runs its top level to get ``initial_state``, and :meth:`ChatMLHook.call`
-runs the entry point as a task under the script's fuel, step and memory
-limits: exactly one terminal action of the kind's module must be recorded,
-and the state is committed only then (lifecycle ``invocation`` never keeps
-state). Anything else raises :class:`HookError`.
+runs the entry point as a task under the script's limits (spec §4.1): fuel
+(task fuel; VM steps 10x fuel), memory (4x ``max_value``), depth, and
+``wall_time``, enforced preemptively by the VM's step meter (a script that
+loops forever stops at its deadline). Exactly one terminal action of the
+kind's module must be recorded, and each of its string arguments must fit in
+``max_output`` bytes and each array in ``max_array_items`` items; the state is
+committed only then (lifecycle ``invocation`` never keeps state). Anything
+else raises :class:`HookError`.
 """
 
 from __future__ import annotations
@@ -82,11 +86,15 @@ class ChatMLHook:
         self.entry = entry or SHELL_ENTRY_POINTS[kind][0]
         self.fuel = int(limits.get("fuel") or 100000)
         self.max_tasks = int(limits.get("max_tasks") or 256)
-        memory = int(limits.get("max_value") or 262144)
+        self.max_value = int(limits.get("max_value") or 262144)
+        self.max_output = int(limits.get("max_output") or 16384)
+        self.max_array_items = int(limits.get("max_array_items") or 256)
+        self.max_depth = int(limits.get("max_depth") or 32)
+        self.wall_time = float(limits.get("wall_time") or 2.0)
         self.engine = Engine(kind, limits=Limits(max_steps=self.fuel * 10,
-                                                 max_memory=memory * 4,
-                                                 max_depth=int(limits.get("max_depth") or 32)
-                                                 * 8))
+                                                 max_memory=self.max_value * 4,
+                                                 max_depth=self.max_depth * 8,
+                                                 max_wall_time=self.wall_time))
         self.script = self.engine.compile(source, f"script {script_id}")
         self.script.run()
         self.initial = self.script.value("initial_state")
@@ -114,7 +122,23 @@ class ChatMLHook:
         if len(outcome.effects) != 1:
             raise HookError("shell ChatML hook must produce exactly one terminal action")
         effect = outcome.effects[0]
+        for value in effect.args:
+            self._check_argument(effect.operation, value)
         return Action(effect.operation.split(".", 1)[1], tuple(effect.args)), outcome.value
+
+    def _check_argument(self, operation: str, value: Any) -> None:
+        """An action argument within ``max_output`` bytes / ``max_array_items`` items."""
+        if isinstance(value, list):
+            if len(value) > self.max_array_items:
+                raise HookError(f"{operation}: an array of {len(value)} items exceeds "
+                                f"max_array_items ({self.max_array_items})")
+            for item in value:
+                self._check_argument(operation, item)
+        elif isinstance(value, str):
+            size = len(value.encode("utf-8", "surrogatepass"))
+            if size > self.max_output:
+                raise HookError(f"{operation}: a string of {size} bytes exceeds max_output "
+                                f"({self.max_output})")
 
 
 def compile_hook(script_id: str, kind: str, source: str, limits: Mapping[str, Any],

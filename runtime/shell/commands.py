@@ -11,6 +11,7 @@ instantiated), 2 usage errors (unknown tool, bad flags, unreadable prompt).
 
 ``audit verify FILE`` checks the hash chain of an audit log: 0 intact,
 1 a broken link (its line is printed), 2 the file cannot be read.
+``keygen`` and ``sign`` (manifest signatures) live in :mod:`runtime.shell.sign_command`.
 """
 
 from __future__ import annotations
@@ -124,3 +125,6 @@ def add_exec_commands(actions: argparse._SubParsersAction) -> None:
                        help="accept a file whose first record continues a chain from a rotated "
                        "file that is no longer available")
     check.set_defaults(run=run_verify)
+    from runtime.shell.sign_command import add_sign_commands
+
+    add_sign_commands(actions)

@@ -36,7 +36,14 @@ from runtime.shell.requests import (
     structured_request,
 )
 from runtime.shell.resolve import reverify
-from runtime.shell.results import CallOutcome, CommandRecord, RequestResult, error_text, render
+from runtime.shell.results import (
+    CallOutcome,
+    CommandRecord,
+    RequestResult,
+    StageResult,
+    error_text,
+    render,
+)
 
 _TERMINATION = {"timed_out": "the request exceeded its wall_time limit",
                 "idle_timed_out": "no output for longer than the idle_time limit",
@@ -158,17 +165,18 @@ def pipeline_status(statuses: Sequence[tuple[str, int]], pipefail: bool) -> tupl
 
 
 def run_request(ctx: CallContext) -> RequestResult:
-    """Evaluate the request's chain and assemble the result (spec §8.2, §8.9)."""
+    """Evaluate the request's chain and assemble the result (spec §8.2, §8.9).
+
+    Each executed stage's result is finalised, then passed through the
+    after-interceptors (§8.11) as soon as its pipeline has finished, so a
+    withheld stage stops the chain before any later pipeline runs.
+    """
     request = ctx.request
     runtime = ctx.runtime
     limits = runtime.limits
-    redact = runtime.redactor
     status: tuple[str, int] | None = None
-    stdout = b""
-    stdout_cut = False
-    stderr_parts: list[str] = []
-    stderr_cut = False
-    commands: list[CommandRecord] = []
+    stages: list[StageResult] = []
+    last: StageResult | None = None
     backends: list[str] = []
     for index, pipeline in enumerate(request.pipelines):
         if index > 0 and _skipped(request.operators[index - 1], status):
@@ -180,28 +188,43 @@ def run_request(ctx: CallContext) -> RequestResult:
             plans.append(prepare_command(ctx, argv))
         outcome = _spawn(ctx, plans, request.stdin if index == 0 else b"")
         status = pipeline_status(outcome.statuses, runtime.pipefail)
-        stdout, stdout_cut = outcome.stdout, outcome.stdout_truncated
-        for plan, (data, cut), stage_status in zip(plans, outcome.stderrs, outcome.statuses,
-                                                   strict=True):
-            channel = finalise(data, int(limits["stderr"]), cut, redact)
-            stderr_parts.append(channel.text)
-            stderr_cut = stderr_cut or channel.truncated
-            commands.append(CommandRecord(tuple(redact(a) for a in plan.argv),
-                                          "" if plan.response else plan.executable.sha256,
-                                          stage_status, plan.intercepted_by))
+        results = _stage_results(ctx, plans, outcome)
+        stages += results
+        last = results[-1]
+        for plan in plans:
             if plan.backend.name not in backends and not plan.response:
                 backends.append(plan.backend.name)
-    assert status is not None
-    out = finalise(stdout, int(limits["stdout"]), stdout_cut, redact)
-    err = finalise("".join(stderr_parts).encode("utf-8"), int(limits["stderr"]),
-                   stderr_cut, lambda s: s)
-    if len(out.text.encode()) + len(err.text.encode()) > int(limits["total_output"]):
+    assert status is not None and last is not None
+    err = finalise("".join(s.stderr for s in stages).encode("utf-8"), int(limits["stderr"]),
+                   any(s.stderr_truncated for s in stages), lambda s: s)
+    if len(last.stdout.encode()) + len(err.text.encode()) > int(limits["total_output"]):
         raise ShellError("output_limit_exceeded", _TERMINATION["output_limit_exceeded"])
-    result = RequestResult(ctx.request_id, status, out.text, err.text, out.truncated,
-                           err.truncated, "+".join(backends), runtime.id,
-                           runtime.manifest_sha256, tuple(commands))
+    return RequestResult(ctx.request_id, status, last.stdout, err.text, last.stdout_truncated,
+                         err.truncated, "+".join(backends), runtime.id,
+                         runtime.manifest_sha256, tuple(s.command for s in stages))
+
+
+def _stage_results(ctx: CallContext, plans: Sequence[Plan],
+                   outcome: PipelineOutcome) -> list[StageResult]:
+    """The finalised result of each stage of a finished pipeline, after-interceptors applied.
+
+    Only the last stage has a stdout of its own (the others fed the next stage)."""
+    limits = ctx.runtime.limits
+    redact = ctx.runtime.redactor
     hooks = ctx.session.hooks
-    return hooks.after(ctx, result) if hooks is not None else result
+    results = []
+    for position, (plan, (data, cut), stage_status) in enumerate(
+            zip(plans, outcome.stderrs, outcome.statuses, strict=True)):
+        out = finalise(outcome.stdout if position == len(plans) - 1 else b"",
+                       int(limits["stdout"]), outcome.stdout_truncated
+                       and position == len(plans) - 1, redact)
+        err = finalise(data, int(limits["stderr"]), cut, redact)
+        record = CommandRecord(tuple(redact(a) for a in plan.argv),
+                               "" if plan.response else plan.executable.sha256,
+                               stage_status, plan.intercepted_by)
+        result = StageResult(record, out.text, out.truncated, err.text, err.truncated)
+        results.append(hooks.after(ctx, result) if hooks is not None else result)
+    return results
 
 
 def _spawn(ctx: CallContext, plans: Sequence[Plan], stdin: bytes) -> PipelineOutcome:

@@ -4,8 +4,8 @@ before and after interceptors, effect analyzers and audit filters.
 :class:`ShellHooks` compiles every script the manifest references once
 (:mod:`runtime.shell.chatml_bridge`), keeps hook state per lifecycle
 (``invocation``: none, ``session``: per runtime and script, ``runtime``: per
-script), builds the versioned event records and decodes the one action of
-each call. A failed call follows the hook's ``failure`` setting and never
+script; persisted by :mod:`runtime.shell.hook_state`), builds the versioned
+event records and decodes the one action of each call. A failed call follows the hook's ``failure`` setting and never
 widens access: a matcher without ``failure`` matches ``ask``/``deny`` rules
 and not ``allow`` rules; a before-interceptor error rejects unless
 ``keep``/``no_match``; an analyzer error adds an ``unknown`` effect.
@@ -25,6 +25,7 @@ from runtime.shell.chatml_bridge import ChatMLHook, HookError, compile_hook, opt
 from runtime.shell.effects import Effect
 from runtime.shell.errors import InstantiationError, ShellError
 from runtime.shell.exec_hooks import ExecutableHook
+from runtime.shell.hook_state import HookStateStore, StateError, encode_state
 from runtime.shell.output import finalise
 from runtime.shell.policy import Decision, MatchContext, compile_matcher
 from runtime.shell.resolve import Executable
@@ -32,7 +33,7 @@ from runtime.shell.resolve import Executable
 if TYPE_CHECKING:
     from runtime.shell.context import CallContext
     from runtime.shell.instance import RuntimeInstance
-    from runtime.shell.results import RequestResult
+    from runtime.shell.results import StageResult
 
 PROTECTED_AUDIT = frozenset({"sequence", "timestamp", "request_id", "runtime_id",
                              "manifest_sha256"})
@@ -54,19 +55,31 @@ class ShellHooks:
 
     def __init__(self, scripts: Mapping[str, ChatMLHook],
                  executables: Mapping[tuple[str, str], ExecutableHook] | None = None,
-                 model_recipes: Mapping[str, Any] | None = None) -> None:
+                 model_recipes: Mapping[str, Any] | None = None,
+                 store: HookStateStore | None = None,
+                 sources: Mapping[str, str] | None = None) -> None:
         self.scripts = dict(scripts)
         self.executables = dict(executables or {})
         self.model_recipes = dict(model_recipes or {})
+        self.store = store
+        #: script id -> source SHA-256 (what a persisted state must match)
+        self.source_sha256 = dict(sources or {})
         self._states: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
+        if store is not None:
+            self._states.update(store.restore(
+                {sid: (hook.kind, self.source_sha256.get(sid, ""))
+                 for sid, hook in self.scripts.items()}))
 
     @classmethod
     def compile(cls, extension_scripts: Sequence[Mapping[str, Any]],
                 sources: Mapping[str, str],
                 executables: Mapping[tuple[str, str], ExecutableHook] | None = None,
-                model_recipes: Mapping[str, Any] | None = None) -> ShellHooks:
-        """Compile every referenced script once; InstantiationError(shell.chatml_compile)."""
+                model_recipes: Mapping[str, Any] | None = None,
+                store: HookStateStore | None = None) -> ShellHooks:
+        """Compile every referenced script once; InstantiationError(shell.chatml_compile).
+
+        ``store`` persists (and restores) the states of stateful hooks."""
         compiled: dict[str, ChatMLHook] = {}
         for entry in extension_scripts:
             script_id = str(entry["id"])
@@ -81,7 +94,8 @@ class ShellHooks:
                                                    entry.get("limits") or {})
             except HookError as error:
                 raise InstantiationError("shell.chatml_compile", str(error)) from None
-        return cls(compiled, executables, model_recipes)
+        digests = {str(entry["id"]): str(entry["source_sha256"]) for entry in extension_scripts}
+        return cls(compiled, executables, model_recipes, store, digests)
 
     # ----------------------------------------------------------------- calling
 
@@ -92,16 +106,35 @@ class ShellHooks:
             raise HookError(f"script {script_id} is not instantiated")
         key: tuple[str, ...] | None = None
         if lifecycle == "session":
-            key = (ctx.runtime.id, script_id)
+            key = ("session", ctx.runtime.id, script_id)
         elif lifecycle == "runtime":
             key = ("runtime", script_id)
         with self._lock:
             state = self._states.get(key, hook.initial) if key else hook.initial
         action, new_state = hook.call(event, state, entry)
         if key is not None:
-            with self._lock:
-                self._states[key] = new_state
+            self._commit(hook, key, new_state)
         return action.name, action.args
+
+    def _commit(self, hook: ChatMLHook, key: tuple[str, ...], state: Any) -> None:
+        """Keep (and persist) a stateful hook's new state; HookError leaves the old one."""
+        try:
+            encoded = encode_state(state, hook.max_depth)
+        except (StateError, RecursionError) as error:
+            raise HookError(f"script {hook.id}: {error}") from None
+        size = len(json.dumps(encoded, ensure_ascii=False).encode("utf-8"))
+        if size > hook.max_value:
+            raise HookError(f"script {hook.id}: its state of {size} bytes exceeds max_value "
+                            f"({hook.max_value})")
+        if self.store is not None:
+            try:
+                self.store.save(key, hook.id, hook.kind, self.source_sha256.get(hook.id, ""),
+                                encoded)
+            except OSError as error:
+                raise HookError(f"script {hook.id}: its state could not be saved: "
+                                f"{error.strerror or error}") from None
+        with self._lock:
+            self._states[key] = state
 
     def _invoke(self, ctx: CallContext, key: str, entry: Mapping[str, Any],
                 event: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
@@ -216,20 +249,21 @@ class ShellHooks:
             raise ShellError("interceptor_rejected", f"interceptor {ident}: {reason}")
         return None
 
-    def after(self, ctx: CallContext, result: RequestResult) -> RequestResult:
+    def after(self, ctx: CallContext, stage: StageResult) -> StageResult:
+        """Run the after-interceptors over one finalised stage result (spec §8.9, §8.11)."""
         import dataclasses
 
         runtime = ctx.runtime
         limits = runtime.limits
         for interceptor in self._interceptors(runtime, "after"):
             ident = str(interceptor["id"])
-            last = result.commands[-1]
+            command = stage.command
             event = {"version": "shell-result-v1", "phase": "shell_after",
-                     "argv": list(last.argv), "status_kind": result.status[0],
-                     "status_code": result.status[1], "stdout": result.stdout,
-                     "stderr": result.stderr, "stdout_truncated": result.stdout_truncated,
-                     "stderr_truncated": result.stderr_truncated,
-                     "intercepted_by": option(last.intercepted_by), "untrusted_output": True}
+                     "argv": list(command.argv), "status_kind": command.status[0],
+                     "status_code": command.status[1], "stdout": stage.stdout,
+                     "stderr": stage.stderr, "stdout_truncated": stage.stdout_truncated,
+                     "stderr_truncated": stage.stderr_truncated,
+                     "intercepted_by": option(command.intercepted_by), "untrusted_output": True}
             try:
                 name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
             except HookError as error:
@@ -238,14 +272,16 @@ class ShellHooks:
                 raise ShellError("interceptor_rejected", f"interceptor {ident}: {error}") from None
             if name == "keep":
                 continue
+            ctx.audit("intercepted", argv=command.argv, interceptor=ident,
+                      response_action=name)
             if name == "reject_disclosure":
                 raise ShellError("interceptor_rejected", f"interceptor {ident}: {args[0]}")
             out = finalise(str(args[0]).encode(), int(limits["stdout"]), False, runtime.redactor)
             err = finalise(str(args[1]).encode(), int(limits["stderr"]), False, runtime.redactor)
-            result = dataclasses.replace(result, stdout=out.text, stderr=err.text,
-                                         stdout_truncated=out.truncated,
-                                         stderr_truncated=err.truncated)
-        return result
+            stage = dataclasses.replace(stage, stdout=out.text, stderr=err.text,
+                                        stdout_truncated=out.truncated,
+                                        stderr_truncated=err.truncated)
+        return stage
 
     # ----------------------------------------------------------------- reviewers
 

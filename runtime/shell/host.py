@@ -3,7 +3,8 @@
 :func:`open_shell` loads the prompt (a path or a loaded :class:`chatmd.ir.Prompt`),
 compiles its shell declarations (spec §6), refuses a manifest that needs a
 feature this implementation does not advertise, applies the administrative
-ceilings, and instantiates every runtime and tool (§6.10), all or nothing
+ceilings, the signature and trusted-source checks (:mod:`runtime.shell.security`)
+and the host's authorization, and instantiates every runtime and tool (§6.10), all or nothing
 (:class:`~runtime.shell.errors.InstantiationError`). ``approvals`` is the
 host's UI reviewer mode: ``allow`` approves every ``ask`` once, ``deny``
 denies it, ``ask`` consults the ``ask`` callback (without one, no UI
@@ -30,8 +31,10 @@ from runtime.shell.approvals import (
 from runtime.shell.authorization import Authorizer, authorize_manifest
 from runtime.shell.errors import InstantiationError
 from runtime.shell.executor import ShellSession
+from runtime.shell.hook_state import default_state_path
 from runtime.shell.instance import RuntimeInstance, instantiate_runtime, instantiate_tool
 from runtime.shell.paths import HostDirs
+from runtime.shell.security import verify_manifest_security, verify_pinned_files
 
 APPROVAL_MODES = ("ask", "allow", "deny")
 AskCallback = Callable[[ApprovalRequest], "bool | ApprovalAnswer"]
@@ -91,7 +94,8 @@ def _literals(compiled: CompiledShell, runtime_id: str) -> list[str]:
 
 
 def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
-           prompt: Prompt, model_recipes: Mapping[str, Any]) -> Any:
+           prompt: Prompt, model_recipes: Mapping[str, Any], digest: str,
+           state_path: str) -> Any:
     """The session's hooks (None when no runtime has any): ChatML scripts compiled once,
     executable hooks pinned through their worker runtimes."""
     from runtime.shell.exec_hooks import pin_hook, runtime_hooks
@@ -104,11 +108,22 @@ def _hooks(payload: Mapping[str, Any], runtimes: Mapping[str, RuntimeInstance],
                  for r in runtime.reviewers)
     if not payload.get("extension_scripts") and not executables and not models:
         return None
+    from runtime.shell.hook_state import HookStateStore
     from runtime.shell.hooks import ShellHooks
 
     sources = {script.id: script.source.text for script in prompt.scripts}
     return ShellHooks.compile(payload.get("extension_scripts") or (), sources, executables,
-                              model_recipes)
+                              model_recipes, HookStateStore(state_path, digest))
+
+
+def _pinned_files(tools: Mapping[str, Any], hooks: Any) -> list[tuple[str, str]]:
+    """(path, sha256) of every file pinned at instantiation: script-mode tool scripts and
+    executable hooks."""
+    files = [(tool.script.path, tool.script.sha256) for tool in tools.values()
+             if tool.script is not None]
+    if hooks is not None:
+        files += [(hook.path, hook.sha256) for hook in hooks.executables.values()]
+    return files
 
 
 def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
@@ -117,12 +132,15 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                environ: Mapping[str, str] | None = None,
                grants_path: Path | None = None,
                model_recipes: Mapping[str, Any] | None = None,
-               authorize: Authorizer | None = None) -> ShellSession:
+               authorize: Authorizer | None = None,
+               hook_state_path: Path | None = None) -> ShellSession:
     """Instantiate the prompt's shell tools (all or nothing).
 
     ``model_recipes`` (name -> :class:`runtime.capabilities.ModelRecipe`) serve
     ``<reviewer kind="model" agent="NAME">``; a missing recipe makes that
-    reviewer fail (handled by its ``failure``)."""
+    reviewer fail (handled by its ``failure``). Stateful ChatML hooks persist
+    their states to ``hook_state_path`` (default
+    ``SESSION_DIR/.chatmd/shell-hook-state.json``)."""
     if approvals not in APPROVAL_MODES:
         raise ValueError(f"approvals must be one of {', '.join(APPROVAL_MODES)}")
     loaded = prompt if isinstance(prompt, Prompt) else load_prompt_file(prompt)
@@ -138,6 +156,8 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
                     os.path.join(os.path.expanduser("~"), ".cache", "chatmd"),
                     os.path.expanduser("~"), prompt_dir)
     payload = compiled.manifest.payload
+    security = verify_manifest_security(payload, compiled.manifest.sha256, loaded, admin,
+                                        host_env)
     authorize_manifest(authorize, payload, compiled.manifest.sha256)
     runtimes: dict[str, RuntimeInstance] = {}
     for record in payload["runtimes"]:
@@ -155,7 +175,9 @@ def open_shell(prompt: Prompt | str | os.PathLike[str], *, workspace: Path,
             if runtime.audit is not None:
                 runtime.audit.redact = runtime.redactor
     durable = grants_path or default_grant_path(session)
-    hooks = _hooks(payload, runtimes, loaded, model_recipes or {})
+    hooks = _hooks(payload, runtimes, loaded, model_recipes or {}, compiled.manifest.sha256,
+                   str(hook_state_path or default_state_path(session)))
+    verify_pinned_files(security, _pinned_files(tools, hooks))
     return ShellSession(tools, reviewer=reviewer, grants=GrantStore(str(durable)), admin=admin,
                         hooks=hooks,
                         moderator_runtime=payload.get("moderator_runtime"),

@@ -19,7 +19,12 @@ from typing import Any
 
 from chatmd.shell.compile.chain import ChainError, parse_chain
 from runtime.shell.audit import AuditLog
-from runtime.shell.backends import Backend, check_available, instantiate_backends
+from runtime.shell.backends import (
+    Backend,
+    check_available,
+    instantiate_backends,
+    unsupported_backends,
+)
 from runtime.shell.effects import Capabilities
 from runtime.shell.environment import build_environment
 from runtime.shell.errors import InstantiationError, ShellError
@@ -174,7 +179,8 @@ def instantiate_runtime(record: Mapping[str, Any], manifest_sha256: str, dirs: H
     backends_record = record["backends"]
     backends = instantiate_backends(backends_record, platform, resolve)
     accept = bool(backends_record.get("accept_declared_confinement"))
-    check_available(backends, caps.sandbox, accept, runtime_id)
+    check_available(backends, caps.sandbox, accept, runtime_id,
+                    unsupported_backends(backends_record, platform))
     reviewers = record.get("reviewers") or {}
     return RuntimeInstance(
         id=runtime_id, manifest_sha256=manifest_sha256, dirs=dirs, source_dir=source_dir,

@@ -23,6 +23,17 @@ class CommandRecord:
 
 
 @dataclass(frozen=True)
+class StageResult:
+    """One executed stage, finalised: what after-interceptors see and may replace."""
+
+    command: CommandRecord
+    stdout: str
+    stdout_truncated: bool
+    stderr: str
+    stderr_truncated: bool
+
+
+@dataclass(frozen=True)
 class RequestResult:
     request_id: str
     status: tuple[str, int]

@@ -5,7 +5,9 @@ reviewers: the host's UI reviewer when the runtime has no ``<reviewers>``
 section (``provider="ui"``), or each configured reviewer in order with the
 ``first_terminal`` strategy (``defer`` moves on; a reviewer error follows its
 ``failure`` setting). An approval for a scope the runtime does not declare
-is a denial; a scoped approval is stored before the command runs.
+is a denial; a scoped approval is stored before the command runs (a
+``durable_exact`` one in the grant file only when the runtime's
+``<approvals durable="true">`` allows it, else for the session).
 """
 
 from __future__ import annotations
@@ -86,7 +88,8 @@ def request_approval(ctx: CallContext, argv: tuple[str, ...], exe: Executable,
         cwd=runtime.cwd, env=runtime.env, stdin=request.stdin,
         script_sha256=request.script_sha256 or (ctx.tool.script.sha256 if ctx.tool.script
                                                 else None), argv=argv)
-    if ctx.session.grants.lookup(identity) is not None:
+    durable = runtime.approvals.get("durable") is True
+    if ctx.session.grants.lookup(identity, durable=durable) is not None:
         return None
     labels = [e.label() for e in effects]
     ctx.audit("approval_requested", argv=argv, effects=labels)
@@ -111,5 +114,5 @@ def request_approval(ctx: CallContext, argv: tuple[str, ...], exe: Executable,
     if answer.scope not in scopes:
         raise ShellError("denied", f"approval scope {answer.scope} is not declared by "
                          f"runtime {runtime.id}")
-    ctx.session.grants.store(identity, answer)
+    ctx.session.grants.store(identity, answer, durable=durable)
     return None

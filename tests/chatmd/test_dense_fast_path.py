@@ -1,7 +1,8 @@
 """The parser's whole-element fast path reads every document as the plain path does.
 
-``iter_tokens(elements=True)`` hands the parser an element that holds just
-text (and the blanks before it) as one token. Over generated documents mixing
+``iter_tokens(elements=True)`` hands the parser a run of elements that hold
+just text (and the blanks before each) as one token, the nodes already built
+(:mod:`chatmd.element_runs`). Over generated documents mixing
 such elements with everything that must not take the fast path -- nested and
 self-closing elements, unknown tags, stray ``<`` and ``|``, RAW blocks not
 directly closed, attributes with entities, escapes or ``>``, shell scopes,
@@ -29,7 +30,9 @@ TAGS = ["user", "assistant", "system", "developer", "tool_call", "tool_response"
         "allow", "unknown", "User", "tool-call"]
 ATTRIBUTES = ['', ' id="m1"', ' tool_call_id="call_1" function_name="f"', " a='1'", ' a="x&amp;y"',
               ' a="b\\"c"', ' flag', ' a="x>y"', ' a="1"/', ' role="user"  ', ' type="shell"',
-              ' a="<"', ' a="unclosed']
+              ' a="<"', ' a="unclosed', ' ochat-history-id="1:s:0"', ' ochat-source-context="x.md"',
+              ' role="tool" tool_call function_name="f" tool_call_id="c" status="done"',
+              ' id="a"\n status="s"\tphase="p" name="n"']
 
 
 def _simple(tag: str, attributes: str, body: str, raw: bool, gap: str) -> str:
@@ -85,10 +88,12 @@ def test_the_dense_transcript_takes_the_fast_path_and_agrees() -> None:
 
     text, _ = generate_dense(40)
     assert _reading(text, False, True) == _reading(text, False, False)
-    from chatmd.lexer import ELEMENT, iter_tokens
+    from chatmd.lexer import ELEMENTS, iter_tokens
 
-    kinds = [token[0] for token in iter_tokens(SourceFile("d", text), [], elements=True)]
-    assert kinds.count(ELEMENT) == 4 * 40  # every message element in one token
+    tokens = list(iter_tokens(SourceFile("d", text), [], elements=True))
+    # every message element comes in one run (after <config/> and <tool/>, self-closing)
+    assert sum(len(token[1]) for token in tokens if token[0] == ELEMENTS) == 4 * 40
+    assert [token[0] for token in tokens].count(ELEMENTS) == 1
     assert parse(SourceFile("d", text)).ok
 
 

@@ -337,14 +337,22 @@ def test_confinement_applies_to_nested_imports_and_script_src(tmp_path: Path) ->
 
 
 def test_spliced_content_may_not_nest_too_deep(tmp_path: Path) -> None:
-    deep = "<agent>" * 50 + "x" + "</agent>" * 50
+    from chatmd.parser import MAX_NESTING
+
+    half = MAX_NESTING // 2
+    deep = "<agent>" * half + "x" + "</agent>" * half
     files = {"deep.md": deep}
-    shallow_host = "<user>" + "<agent>" * 40 + '<import src="deep.md"/>' + "</agent>" * 40 + "</user>"
+    inside = half - 1  # <user>, then agents, then the imported ones: MAX_NESTING in all
+    shallow_host = "<user>" + "<agent>" * inside + '<import src="deep.md"/>' \
+        + "</agent>" * inside + "</user>"
     assert codes(check(tmp_path, shallow_host, files=files)) == []
-    deep_host = "<user>" + "<agent>" * 60 + '<import src="deep.md"/>' + "</agent>" * 60 + "</user>"
+    deeper = half + 10
+    deep_host = "<user>" + "<agent>" * deeper + '<import src="deep.md"/>' \
+        + "</agent>" * deeper + "</user>"
     result = check(tmp_path, deep_host, files=files)
     (diagnostic,) = result.diagnostics
-    assert (diagnostic.code, diagnostic.column) == ("chatmd.nesting_too_deep", 1 + 6 + 7 * 60)
+    assert (diagnostic.code, diagnostic.column) == ("chatmd.nesting_too_deep",
+                                                    1 + 6 + 7 * deeper)
 
 
 def test_number_of_imported_files_is_capped(tmp_path: Path) -> None:

@@ -17,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatcommon.records import evolve
 from chatmd.canonical_writer import write_prompt
 from chatmd.frontend import load_prompt, load_prompt_text
 from chatmd.ir import (
+    LEGACY_RUNTIME_ID,
     SCRIPT_KINDS,
     AgentItem,
     AgentTool,
@@ -38,6 +40,7 @@ from chatmd.ir import (
     Reasoning,
     Script,
     ScriptLimits,
+    ShellRuntime,
     SummaryPart,
     TextItem,
     ToolCallRef,
@@ -400,10 +403,18 @@ configs = st.one_of(st.just(Config()), st.builds(
     st.none() | st.floats(allow_nan=False, allow_infinity=False), OPTIONAL_VALUE,
     OPTIONAL_VALUE, st.booleans()))
 
+def _with_legacy_runtime(prompt: Prompt) -> Prompt:
+    """A prompt with a legacy command tool also holds the synthetic ``legacy:custom`` runtime."""
+    if any(isinstance(tool, CustomTool) for tool in prompt.tools):
+        return evolve(prompt, shell_runtimes=(ShellRuntime(LEGACY_RUNTIME_ID, None, None),))
+    return prompt
+
+
 prompts = st.builds(
     Prompt, configs, st.lists(tools, max_size=4).map(_unique_shell_names), scripts(), st.just(()),
     st.none(),  # a moderator runtime needs compiled shell runtimes: see the example below
-    st.lists(st.one_of(messages(), reasoning_items), max_size=6).map(tuple))
+    st.lists(st.one_of(messages(), reasoning_items), max_size=6).map(tuple)
+).map(_with_legacy_runtime)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

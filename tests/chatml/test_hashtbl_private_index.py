@@ -12,8 +12,10 @@ and the array contents must agree, and answers must be the linear scan's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +127,11 @@ def test_a_private_table_is_validated_in_constant_time() -> None:
     table = BUILTINS["Hashtbl.create"]()
     for i in range(2000):
         BUILTINS["Hashtbl.set"](table, f"k{i}", i)
+    assert table.pairs is not None and table.entries is None  # the dict form so far
+    spilled = table.value  # a script's !t: the array form, validated while it is held
+    assert table.pairs is None and table.exposed is True
+    del spilled
+    assert BUILTINS["Hashtbl.get"](table, "k1").args == (1,)  # one validation: private again
     assert table.exposed is False
     snapshot = table.lookup_cache.snapshot
 
@@ -144,3 +151,87 @@ def test_a_private_table_is_validated_in_constant_time() -> None:
     del held  # nobody holds the array any more: trusted again after one validation
     assert BUILTINS["Hashtbl.get"](table, "k7").args == ("first",)
     assert table.exposed is False
+
+
+# --------------------------------------------------------------------------- the dict form
+
+dict_operation = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(KEYS), values_st),
+    st.tuples(st.just("get"), st.sampled_from(KEYS)),
+    st.tuples(st.just("mem"), st.sampled_from(KEYS)),
+    st.tuples(st.just("remove"), st.sampled_from(KEYS)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(dict_operation, max_size=60), st.integers(0, 140),
+       st.lists(operation, max_size=8))
+def test_the_dict_form_answers_like_the_entry_array(operations: list[tuple[Any, ...]],
+                                                    padding: int,
+                                                    afterwards: list[tuple[Any, ...]]) -> None:
+    """A new table keeps its entries as a dict until something but ``Hashtbl.*`` reads
+    the cell: every answer and charge is the plain entry array's, the array it spills
+    is the one the plain ref holds, and everything after the spill still agrees."""
+    table = BUILTINS["Hashtbl.create"]()
+    private, plain = _Side(table), _Side(Ref([]))
+    for i in range(padding):  # long enough tables charge scan steps
+        private.apply("set", [f"pad{i}", i])
+        plain.apply("set", [f"pad{i}", i])
+    for op, *args in operations:
+        got, expected = private.apply(op, args), plain.apply(op, args)
+        assert (_answer(got[0]), got[1:]) == (_answer(expected[0]), expected[1:]), op
+    assert table.pairs is not None and table.entries is None  # no spill so far
+    assert table.value == plain.table.value  # the spilled array: same records, same order
+    assert table.pairs is None
+    for op, *args in afterwards:
+        got, expected = private.apply(op, args), plain.apply(op, args)
+        if got is not None:
+            assert (_answer(got[0]), got[1:]) == (_answer(expected[0]), expected[1:]), op
+        assert private.table.value == plain.table.value
+
+
+def test_the_dict_form_fails_and_runs_out_like_the_array() -> None:
+    """A bad key is the spec's shape error; a budget that runs out inside ``set`` leaves
+    the table unchanged, at the same charge as the array form; a transactional run
+    journals the array (the dict form spills) and rolls it back."""
+    from chatml.calls import ChatMLRuntimeError
+
+    def fresh(cell: Ref) -> Ref:
+        for i in range(200):
+            BUILTINS["Hashtbl.set"](cell, f"k{i}", i)
+        return cell
+
+    for name, args in (("get", [3]), ("set", [3, 1]), ("mem", [3]), ("remove", [3])):
+        table = fresh(BUILTINS["Hashtbl.create"]())
+        try:
+            run_boundary(partial(BUILTINS[f"Hashtbl.{name}"], table, *args), Limits())
+        except ChatMLRuntimeError as error:
+            assert error.diagnostics[0].message == f"Hashtbl.{name}: expected a string argument"
+        else:
+            raise AssertionError(name)
+    seen = set()
+    # set on 200 entries charges 3 scan steps, then an array of 201 slots (208 words)
+    for steps, memory in ((2, 8 * 208), (3, 8 * 207), (3, 8 * 208)):
+        outcomes = []
+        for cell in (BUILTINS["Hashtbl.create"](), Ref([])):
+            fresh(cell)
+            try:
+                run_boundary(partial(BUILTINS["Hashtbl.set"], cell, "new", 1),
+                             Limits(max_steps=steps, max_memory=memory))
+                outcome = "ok"
+            except ChatMLRuntimeError as error:
+                outcome = error.diagnostics[0].code
+            outcomes.append((outcome, list(cell.value)))
+        assert outcomes[0] == outcomes[1]
+        seen.add(outcomes[0][0])
+    assert seen == {"ok", "chatml.step_limit", "chatml.memory_limit"}
+    table = fresh(BUILTINS["Hashtbl.create"]())
+
+    def update_then_fail() -> None:
+        BUILTINS["Hashtbl.set"](table, "k1", "changed")
+        BUILTINS["Hashtbl.remove"](table, "k2")
+        raise ValueError("boom")
+
+    with pytest.raises(ChatMLRuntimeError):
+        run_boundary(update_then_fail, Limits(), transactional=True)
+    assert table.value == [{"key": f"k{i}", "value": i} for i in range(200)]

@@ -247,3 +247,13 @@ def chain_programs(draw: st.DrawFn) -> str:
 @given(chain_programs(), st.sampled_from([20, 200, 200_000]), st.sampled_from([600, 10**9]))
 def test_random_else_if_chains_agree(text: str, steps: int, memory: int) -> None:
     _agree(text, "chains.chatml", Limits(max_steps=steps, max_memory=memory))
+
+
+@pytest.mark.parametrize("memory", [1000, 1500, 2000, 3000])
+def test_a_limit_inside_a_loop_closure_factory_is_one_frame(memory: int) -> None:
+    """A closure made in a self-tail-call loop is made by a factory function; running out
+    of memory inside it reports the loop's one ChatML frame (found by hypothesis)."""
+    text = ("let rec loop n acc = if n <= 0 then acc else "
+            "loop(n - 1, acc + ({ {f = 0; g = 0} with g = ((fun v1 -> n)(0)) }.g))\n"
+            "print(loop(9, 0))\n")
+    _agree(text, "factory.chatml", Limits(max_steps=40, max_memory=memory))

@@ -39,6 +39,11 @@ from chatmd.shell.declare.sections import Policy, Rule
 ACTIONS = ("allow", "ask", "deny")
 MERGE = ("append", "replace")
 
+#: Matcher combinators nest at most this deep (every phase after lowering walks them
+#: recursively, the shell policy compiler of ``runtime.shell`` included).
+MAX_MATCHER_NESTING = 100
+_COMBINATORS = frozenset({"all", "any", "not"})
+
 _MATCHER_LIST = ", ".join(f"<{tag}>" for tag in sorted(MATCHER_TAGS))
 _VALUE_MATCHERS: dict[str, Callable[..., Matcher]] = {
     "program": ProgramIs, "basename": BasenameIs, "program_regex": ProgramRegex,
@@ -56,6 +61,15 @@ def _matchers_among(lowering: Lowering, element: Element, path: Path) -> list[Ma
             lowering.error(child.span, "shell.unknown_matcher",
                            f"<{child.tag}> is not a matcher; expected one of {_MATCHER_LIST}",
                            path)
+            found.append(None)
+            continue
+        if child.tag in _COMBINATORS and sum(
+                tag in _COMBINATORS for tag in path) >= MAX_MATCHER_NESTING:
+            lowering.error(child.span, "shell.matcher_too_deep",
+                           f"<all>, <any> and <not> nest deeper than {MAX_MATCHER_NESTING} "
+                           "levels here", path,
+                           hint="matcher trees are compiled and explained recursively; "
+                           "flatten them (<all> and <any> take any number of matchers)")
             found.append(None)
             continue
         found.append(lower_matcher(lowering, child, path + (child.tag,)))

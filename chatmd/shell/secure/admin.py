@@ -6,7 +6,9 @@ it and reports **all** violations, each ``shell.admin_<what>`` with the
 runtime, the requested value, the ceiling, the policy source and a
 remediation hint. The manifest is never rewritten to fit. Per-command hard
 denials (``denied_programs``, ``denied_argument_substrings``,
-``denied_effects``) are loaded and validated here but enforced at execution.
+``denied_effects``) are loaded and validated here but enforced at execution;
+``require_trusted_source`` and ``require_signature`` are enforced before
+instantiation (:mod:`runtime.shell.security`).
 """
 
 from __future__ import annotations
@@ -49,8 +51,6 @@ _BOOLEANS = {
 _OPTIONAL_LISTS = ("allowed_read_roots", "allowed_write_roots", "allowed_reviewer_kinds",
                    "allowed_approval_scopes")
 _LISTS = ("denied_programs", "denied_argument_substrings", "denied_effects")
-#: Policy keys this implementation cannot honour yet (it would have to verify signatures).
-_UNSUPPORTED_REQUIREMENTS = ("require_trusted_source", "require_signature")
 
 
 @attrs.frozen
@@ -117,10 +117,6 @@ def parse_admin_policy(data: Any, source: str) -> AdminPolicy:
             if not isinstance(data[name], bool):
                 raise ValueProblem(f"{name} must be true or false")
             flags[name] = data[name]
-    for name in _UNSUPPORTED_REQUIREMENTS:
-        if flags[name]:
-            raise ValueProblem(f"{name} is required by the policy, but this implementation "
-                               "cannot verify trusted sources or signatures")
     lists: dict[str, Any] = {}  # AdminPolicy's list fields by name: tuple[str, ...] | None
     for name in _OPTIONAL_LISTS + _LISTS:
         value = data.get(name)

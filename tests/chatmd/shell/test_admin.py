@@ -91,11 +91,18 @@ def test_hooks_reviewers_and_hashes() -> None:
     ([], "JSON object"), ({"allow_network": "no"}, "true or false"),
     ({"surprise": True}, "unknown key"), ({"allowed_read_roots": "/"}, "list of strings"),
     ({"limits": {"forever": 1}}, "unknown limit"), ({"limits": {"wall_time": "soon"}}, "soon"),
-    ({"require_signature": True}, "cannot verify"),
+    ({"require_signature": "yes"}, "true or false"),
 ])
 def test_bad_policies_are_rejected(data: object, fragment: str) -> None:
     with pytest.raises(ValueProblem, match=fragment):
         parse_admin_policy(data, "p.json")
+
+
+def test_trust_and_signature_requirements_load(tmp_path: Path) -> None:
+    """Enforced before instantiation (runtime.shell.security), so the policy accepts them."""
+    policy = parse_admin_policy({"require_signature": True, "require_trusted_source": True},
+                                "p.json")
+    assert policy.flag("require_signature") and policy.flag("require_trusted_source")
 
 
 def test_loading_from_a_file_and_the_environment(tmp_path: Path) -> None:

@@ -69,7 +69,9 @@ def test_compile_emits_the_compiled_manifest_in_the_ir(tmp_path: Path,
     assert main(["compile", str(path), "--emit", "ir"]) == 0
     data = json.loads(capsys.readouterr().out)
     runtimes = {r["id"]: r["compiled"] for r in data["shell_runtimes"]}
-    assert set(runtimes) == {"open", "dev"}
+    # The prompt's legacy <tool name command/> brings the synthetic legacy:custom (§5.3).
+    assert set(runtimes) == {"open", "dev", "legacy:custom"}
+    assert runtimes["legacy:custom"]["capabilities"]["sandbox"] == "direct_unsafe"
     digest = runtimes["dev"]["manifest_sha256"]
     assert len(digest) == 64 and runtimes["open"]["manifest_sha256"] == digest
     assert runtimes["dev"]["resolved_profile"] == "builtin:yolo@1"
