@@ -257,7 +257,7 @@ SHAPES = [
           chatmd_nested_elements),
     Shape("ChatMD prompts nested to the limit (IR)", 20, ("chatmdc", "compile", "--emit", "ir"),
           "p.chatmd", chatmd_nested_at_limit),
-    Shape("ChatMD dense transcript", 2_000, ("chatmdc", "check"), "p.chatmd", chatmd_dense),
+    Shape("ChatMD dense transcript", 5_000, ("chatmdc", "check"), "p.chatmd", chatmd_dense),
 ]
 
 
