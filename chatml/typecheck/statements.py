@@ -9,6 +9,7 @@ and none cascades. Inside a module body the same holds per body statement.
 
 from __future__ import annotations
 
+from chatcommon.diagnostics import Diagnostic
 from chatcommon.sources import Span
 from chatml import ast
 from chatml.typecheck import errors
@@ -53,14 +54,45 @@ def check_statements(ck: Checker, statements: tuple[ast.Stmt, ...],
         except RecursionError:
             ck.level = level
             env.undo(mark)
-            ck.report(ck.error(stmt.span, errors.TOO_DEEP,
-                               "This statement is nested too deeply to be checked",
-                               hint="split deeply nested expressions with let bindings"))
+            ck.report(_too_deep(ck, stmt))
             bind_failed(ck, defined_names(stmt))
         if defined is not None:
             for name in defined_names(stmt):
                 if name not in defined:
                     defined.append(name)
+
+
+#: A statement nested less deeply than this that still overflows the checker's stack
+#: does so because of its *type* (issue 15: a chain of definitions each doubling the
+#: type of the one before), not its syntax.
+SHALLOW_STATEMENT = 200
+
+
+def _too_deep(ck: Checker, stmt: ast.Stmt) -> Diagnostic:
+    """``chatml.too_deep`` for a statement: its syntax nests too deeply, or its type does."""
+    if syntax_depth(stmt, SHALLOW_STATEMENT) < SHALLOW_STATEMENT:
+        return ck.error(stmt.span, errors.TOO_DEEP,
+                        "The type inferred for this statement is nested too deeply to be checked",
+                        hint="applying a function that duplicates its argument to its own "
+                             "result (f(f(x))) doubles the depth of the type at each such "
+                             "definition: written out, this one is thousands of levels deep")
+    return ck.error(stmt.span, errors.TOO_DEEP,
+                    "This statement is nested too deeply to be checked",
+                    hint="split deeply nested expressions with let bindings")
+
+
+def syntax_depth(node: ast.Node, cap: int) -> int:
+    """How deeply ``node``'s syntax tree nests, counting up to ``cap`` (iterative)."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest >= cap:
+                return cap
+        stack.extend((child, depth + 1) for child in ast.children(current))
+    return deepest
 
 
 def _check_statement(ck: Checker, stmt: ast.Stmt, top: bool) -> None:

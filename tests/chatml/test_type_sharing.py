@@ -224,6 +224,21 @@ def test_the_thirty_line_doubling_chain_is_bounded(monkeypatch: pytest.MonkeyPat
     assert codes <= {"chatml.too_deep"}
     for line in result.val_lines():
         assert len(line) < TYPE_LENGTH_LIMIT + 200
+    # the message blames the type, not the (shallow) syntax of the line
+    for diagnostic in result.diagnostics:
+        assert diagnostic.message.startswith("The type inferred for this statement"), diagnostic
+        assert "duplicates its argument" in (diagnostic.hint or "")
+
+
+def test_only_a_shallow_statement_has_its_type_blamed() -> None:
+    from chatml.syntax.parser import parse_program
+    from chatml.typecheck.statements import SHALLOW_STATEMENT, syntax_depth
+
+    chain = parse_program(_chain(3)).program
+    deep = parse_program("let x = " + "[" * 5_000 + "1" + "]" * 5_000 + "\n").program
+    assert chain is not None and deep is not None
+    assert all(syntax_depth(stmt, SHALLOW_STATEMENT) < 10 for stmt in chain.statements)
+    assert syntax_depth(deep.statements[0], SHALLOW_STATEMENT) == SHALLOW_STATEMENT
 
 
 @pytest.mark.parametrize("body", ["`P(x, x)", "fun y -> y(x, x)"])
