@@ -32,7 +32,8 @@ loader say what may be inlined, and this module imports nothing of the
 standard library. A host that brings its own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
 ``_str``, ``_list``, ``_TR``, ``_NONE``, ``_V``, ``_new`` and ``_M`` (see
 :func:`chatml.vm.runtime.base_namespace`) and uses ``_hp``, ``_hn``, ``_hr``,
-``_hs`` and ``_m`` as scratch variables.
+``_hs`` and ``_m`` as scratch variables (and ``_ABSENT``, the dict form's answer for
+a missing key).
 """
 
 from __future__ import annotations
@@ -103,9 +104,31 @@ def _hashtbl_get(result: str, builtin: str, args: list[str]) -> Lines:
         (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
         (1, "_hn = len(_hp)"),
         *((1 + extra, line) for extra, line in _scan_steps("_hn")),
-        (1, f"{result} = _hp.get({key}, _NONE)"),
+        (1, f"if (_hs := _hp.get({key}, _ABSENT)) is _ABSENT: {result} = _NONE"),
+        (1, "else:"),  # Variant('Some', (value,)) without a Python __init__ call
+        (2, f"{result} = _new(_V)"),
+        (2, f"{result}.tag = 'Some'"),
+        (2, f"{result}.args = (_hs,)"),
         (0, "else:"),
         (1, f"{result} = {builtin}({table}, {key})"),
+    ]
+
+
+def hashtbl_get_option(result: str, builtin: str, args: list[str]) -> Lines:
+    """``Hashtbl.get`` whose result only a ``match`` reads, *unwrapped*: ``result`` is the
+    value stored under the key or ``_ABSENT`` -- the dict lookup itself on a table in
+    its dict form (no ``Some`` is made), the builtin's answer taken apart otherwise.
+    The match tests ``is _ABSENT`` instead of the variant's tag
+    (:meth:`chatml.vm.translate._Body.pattern`). Same checks and charges as the call."""
+    table, key = args
+    return [
+        (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
+        (1, "_hn = len(_hp)"),
+        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
+        (1, f"{result} = _hp.get({key}, _ABSENT)"),
+        (0, "else:"),  # the builtin answers `None or `Some(value)
+        (1, f"_hs = {builtin}({table}, {key})"),
+        (1, f"{result} = _hs.args[0] if _hs.tag == 'Some' else _ABSENT"),
     ]
 
 
@@ -139,10 +162,7 @@ def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
         *((1 + extra, line) for extra, line in _scan_steps("_hn")),
         (1, f"_M.memory = _m = _M.memory - {words}"),
         (1, "if _m < 0: _M.out_of_memory()"),
-        (1, "_hs = _new(_V)"),  # Variant('Some', (value,)) without a Python __init__ call
-        (1, "_hs.tag = 'Some'"),
-        (1, f"_hs.args = ({value},)"),
-        (1, f"_hp[{key}] = _hs"),
+        (1, f"_hp[{key}] = {value}"),
         (1, f"{result} = None"),
         (0, "else:"),
         (1, f"{result} = {builtin}({table}, {key}, {value})"),
