@@ -91,7 +91,8 @@ from chatml.vm.intervals import (
     neg,
     sub,
 )
-from chatml.vm.intrinsics import Intrinsic, hashtbl_get_option
+from chatml.vm.intrinsics import HASHTBL_KINDS, Intrinsic, hashtbl_lines
+from chatml.vm.table_facts import KEEP, TableFacts
 from chatml.vm.verify import verify
 
 #: The deepest indentation CPython's tokenizer accepts (100 levels, 0-based).
@@ -471,6 +472,10 @@ class _Body:
         """Slots that may hold an unwrapped option (see :func:`option_slots`)."""
         self.unwrapped: set[int] = set()
         """Slots that do: the value a ``Hashtbl.get`` found, or ``_ABSENT``."""
+        self.tables = TableFacts()
+        """What inline ``Hashtbl`` operations know here (see :mod:`chatml.vm.table_facts`)."""
+        self.inlined = False
+        """The instruction being translated is an inlined call."""
 
     # ------------------------------------------------------------------ driver
 
@@ -482,7 +487,9 @@ class _Body:
             op = Op(op)
             if self.batch and not self.keeps_batch(op, a):
                 self.flush()
+            top, self.inlined = self.blocks[-1] if self.blocks else None, False
             _STEPS[op](self, a, b)
+            self.track_tables(op, a, top)
             if not self.tr.batch_charges and not self.terminated:
                 self.flush()
             self.pc += 1
@@ -617,15 +624,40 @@ class _Body:
         op, slot, _ = instructions[self.pc + 1]
         return slot if op == Op.STORE_LOCAL and slot in self.option_slots else None
 
+    def track_tables(self, op: Op, a: int, top: _Block | None) -> None:
+        """Keep :attr:`tables` right after the instruction ``op a`` (``top``: the innermost
+        block before it)."""
+        tables = self.tables
+        if op is Op.IF or op is Op.MATCH_ARM:
+            tables.began(self.blocks[-1])
+        elif op is Op.ELSE:
+            tables.branch(self.blocks[-1])
+        elif op is Op.END:
+            tables.ended(top)
+        elif op is Op.STORE_LOCAL:
+            tables.stored((self.index, a))
+        elif op not in KEEP and not self.inlined:
+            tables.forget()
+
+    def inline_table(self, kind: str, t: Operand, fn: Operand, args: list[Operand]) -> None:
+        """``t = fn(*args)`` for the ``Hashtbl`` operation ``kind``, inlined."""
+        table, key = args[0], args[1]
+        access = self.tables.access(kind, table, key, key.text in self.texts)
+        for extra, line in hashtbl_lines(kind, t.text, fn.text, [arg.text for arg in args],
+                                         access):
+            self.emit(line, self.indent + extra)
+
     def inline(self, intrinsic: Intrinsic, t: Operand, fn: Operand, args: list[Operand]) -> None:
         """``t = fn(*args)`` for the intrinsic builtin ``fn``, inlined."""
         form = self.typed_intrinsic(intrinsic, args)
         value = args[0]
         target = self.unwrapped_target(intrinsic)
+        self.inlined = True
         if target is not None:
-            for extra, line in hashtbl_get_option(t.text, fn.text, [arg.text for arg in args]):
-                self.emit(line, self.indent + extra)
+            self.inline_table("hashtbl_get_option", t, fn, args)
             self.unwrapped.add(target)
+        elif intrinsic.kind in HASHTBL_KINDS:
+            self.inline_table(intrinsic.kind, t, fn, args)
         elif form == "int_text":  # at most INT_TEXT code points: charged with the batch
             self.emit(f"{t} = _str({value})")
             self.texts[t.text] = Text(0, ((t.text, INT_TEXT),), INT_TEXT)
