@@ -652,7 +652,9 @@ class _Body:
         form = self.typed_intrinsic(intrinsic, args)
         value = args[0]
         target = self.unwrapped_target(intrinsic)
-        self.inlined = True
+        # runs no other code (tables: see inline_table), unless it may call to_string on
+        # any value -- which renders a ref, reading (and spilling) a table
+        self.inlined = form is not None or intrinsic.kind != "to_string"
         if target is not None:
             self.inline_table("hashtbl_get_option", t, fn, args)
             self.unwrapped.add(target)

@@ -197,7 +197,7 @@ RULES = {
     "alias": 'Hashtbl.set(t, "c", (match Hashtbl.get(t, "a") with | `Some(c) -> c '
              '| `None -> 0));\nlet r = t in\nHashtbl.set(r, "d", (match Hashtbl.get(t, "b") '
              'with | `Some(c) -> c | `None -> 0));\nHashtbl.set(t, "e", 1)',
-    # !t, a call reading the table, t := a: the dict form is left in between
+    # !t, a call reading the table, t := a, to_string(t): the dict form is left in between
     "deref": 'Hashtbl.set(t, "c", (match Hashtbl.get(t, "a") with | `Some(c) -> c '
              '| `None -> 0));\nHashtbl.set(t, "d", length(!t))',
     "call": 'Hashtbl.set(t, "c", (match Hashtbl.get(t, "a") with | `Some(c) -> c '
@@ -205,6 +205,8 @@ RULES = {
     "assign": 'let a = [{key = "z"; value = 5}] in\nHashtbl.set(t, "c", (match '
               'Hashtbl.get(t, "a") with | `Some(c) -> c | `None -> 0));\nt := a;\n'
               'Hashtbl.set(t, "d", 1)',
+    "to_string": 'Hashtbl.set(t, "c", (match Hashtbl.get(t, "a") with | `Some(c) -> c '
+                 '| `None -> 0));\nHashtbl.set(t, "d", String.length(to_string(t)))',
     "match arm": '(match Hashtbl.get(t, "a") with | `Some(c) -> () | `None -> '
                  '(Hashtbl.set(t, "a", length(!t)); Hashtbl.set(t, "b", 2)))',
     # a set in one branch: after the block the length is measured again
