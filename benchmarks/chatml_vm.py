@@ -33,10 +33,12 @@ Why each CPython version is the honest counterpart:
   ref to an array of ``{key; value}`` records, looked up by a linear
   first-match scan, whose ``set`` stores a new array (stdlib spec 4.4). The
   implementation keeps that meaning but not that cost: a table that only
-  ``Hashtbl.*`` has touched is a dict of key -> ``Some(value)`` (the VM inlines
-  ``get``/``set``/``mem`` on it), spilled to the entry array the first time
-  anything else reads the cell (see ``chatml.stdlib.hashtbl``); the step and
-  memory charges stay those of the specified scan and copy. A CPython version
+  ``Hashtbl.*`` has touched is a dict of key -> value (the VM inlines
+  ``get``/``set``/``mem`` on it; a ``get`` only a ``match`` reads makes no
+  ``Some``, and the ``set`` after it reuses its checks), spilled to the entry
+  array the first time anything else reads the cell (see
+  ``chatml.stdlib.hashtbl``); the step and memory charges stay those of the
+  specified scan and copy. A CPython version
   doing the specified linear scan in Python would be the *slower* algorithm
   and flatter ChatML; the dict is what a Python programmer writes for this
   task and the strict comparison, so it is the one used.

@@ -99,8 +99,8 @@ class TableRef(Ref):
     """The cell of a ``Hashtbl.create`` table: a :class:`Ref` that knows when its entry
     array was seen by anything but ``Hashtbl.*``.
 
-    A new table keeps its entries in ``pairs`` (key -> the ``Some(value)`` variant
-    ``Hashtbl.get`` answers, in insertion order) and ``entries`` is ``None``: while
+    A new table keeps its entries in ``pairs`` (key -> value, in insertion order)
+    and ``entries`` is ``None``: while
     only ``Hashtbl.*`` touches it, the entry array it stands for -- one well-formed
     ``{key; value}`` record per key, in that order -- exists only as that dict.
     The first read of ``value`` (a script's ``!t``, a host, the undo journal)
@@ -121,13 +121,13 @@ class TableRef(Ref):
         self.entries = value
         self.exposed = False
         self.lookup_cache = None
-        self.pairs: dict[str, Variant] | None = None
+        self.pairs: dict[str, Value] | None = None
 
     def spill(self) -> Value:
         """Leave the dict form: the entry array it stands for becomes ``entries``."""
         pairs = self.pairs
         if pairs is not None:
-            self.entries = [{"key": key, "value": some.args[0]} for key, some in pairs.items()]
+            self.entries = [{"key": key, "value": value} for key, value in pairs.items()]
             self.pairs = None
             self.lookup_cache = None
         return self.entries
@@ -142,6 +142,20 @@ class TableRef(Ref):
         self.exposed = True
         self.pairs = None
         self.entries = value
+
+
+class _Absent:
+    """The type of :data:`ABSENT`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+"""What a lookup in a table's ``pairs`` answers for a missing key (never a ChatML value):
+``pairs.get(key, ABSENT)`` tells a missing key from any value in one lookup."""
 
 
 REF_TYPES = (Ref, TableRef)

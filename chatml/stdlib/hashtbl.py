@@ -10,10 +10,12 @@ bytecode writes into the array) are skipped by lookups and kept by
 
 A table made by ``Hashtbl.create`` starts in the *dict form* (see
 :class:`chatml.values.TableRef`): while only ``Hashtbl.*`` touches it, its
-entries are a dict key -> ``Some(value)`` in insertion order, which is the
-entry array's meaning exactly (one well-formed record per key, in order), so
-``get`` is one dict lookup that answers the stored variant and ``set`` one dict
-store -- no record, no scan, no copy. Charges are the entry array's (scan
+entries are a dict key -> value in insertion order, which is the entry
+array's meaning exactly (one well-formed record per key, in order), so
+``get`` is one dict lookup (and the ``Some`` it answers) and ``set`` one dict
+store -- no record, no scan, no copy. (The VM's inline form of a ``get``
+whose result is matched at once needs no ``Some`` at all, see
+:mod:`chatml.vm.intrinsics`.) Charges are the entry array's (scan
 steps of its length, a new array of ``length + 1`` slots per ``set``). The
 first read of the cell (``!t``, a host, the undo journal of a transactional
 run) spills the dict into the entry array once, and from then on the table
@@ -64,7 +66,7 @@ from chatml.stdlib.checks import (
     charge_scan,
     shape,
 )
-from chatml.values import REF_TYPES, Ref, TableRef, Value, Variant
+from chatml.values import ABSENT, REF_TYPES, Ref, TableRef, Value, Variant
 
 NONE = Variant("None")
 
@@ -274,7 +276,7 @@ def set_(table: Value, key: Value, value: Value) -> None:
         if pairs is not None:  # the dict form (see TableRef): every update of a new table
             if type(key) is str and METER.journal is None:
                 _charge_dict_set(len(pairs))
-                pairs[key] = Variant("Some", (value,))
+                pairs[key] = value
                 return
             table.spill()  # (a journal records the array; a bad key fails as usual)
     # the private path (see _private), inlined with the charges: this is every update's path
@@ -348,7 +350,8 @@ def get(table: Value, key: Value) -> Variant:
                     meter.reserve = reserve
                 else:
                     meter.take(length // SCAN_CHARS_PER_STEP)
-            return pairs.get(key, NONE)
+            found = pairs.get(key, ABSENT)
+            return NONE if found is ABSENT else Variant("Some", (found,))
     if type(table) is TableRef and not table.exposed and type(key) is str:
         cache = table.lookup_cache  # (_private, inlined: this is every lookup's path)
         entries = table.entries

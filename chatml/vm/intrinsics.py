@@ -32,7 +32,8 @@ loader say what may be inlined, and this module imports nothing of the
 standard library. A host that brings its own ``to_string`` gets ordinary calls. Generated code refers to ``_int``,
 ``_str``, ``_list``, ``_TR``, ``_NONE``, ``_V``, ``_new`` and ``_M`` (see
 :func:`chatml.vm.runtime.base_namespace`) and uses ``_hp``, ``_hn``, ``_hr``,
-``_hs`` and ``_m`` as scratch variables.
+``_hs`` and ``_m`` as scratch variables (and ``_ABSENT``, the dict form's answer for
+a missing key).
 """
 
 from __future__ import annotations
@@ -97,56 +98,130 @@ _DICT_FORM = "type({table}) is _TR and (_hp := {table}.pairs) is not None and ty
 """A table in its dict form and a string key (``_hp``: the table's dict)."""
 
 
+@attrs.frozen
+class TableAccess:
+    """What the translator knows before an inline ``Hashtbl`` operation (see
+    :class:`chatml.vm.table_facts.TableFacts`), and what the operation should record.
+
+    With nothing known the operation tests the table's type, its dict and the key's
+    type (:data:`_DICT_FORM`) and measures the dict. After an earlier inline
+    operation on the same table, with nothing in between that could take it out of
+    its dict form, ``pairs`` names the variable that operation left the table's dict
+    in (``None`` when it took the builtin's path), so the test is that variable;
+    ``key_is_str`` drops the key's type test and ``length`` names a variable still
+    holding the dict's length. ``remember``/``remember_length``: variables to leave
+    the dict (``None`` on the builtin's path) and its length in, for later operations.
+    """
+
+    pairs: str | None = None
+    key_is_str: bool = False
+    length: str | None = None
+    remember: str | None = None
+    remember_length: str | None = None
+
+    def test(self, table: str, key: str) -> str:
+        """The condition of the inline path; it leaves the table's dict in ``_hp``."""
+        if self.pairs is None:
+            return _DICT_FORM.format(table=table, key=key)
+        known = f"(_hp := {self.pairs}) is not None"
+        return known if self.key_is_str else f"{known} and type({key}) is _str"
+
+    def head(self) -> Lines:
+        """The inline path's first lines: ``_hn`` (the dict's length), what is remembered,
+        the scan's steps."""
+        lines: Lines = [(0, f"_hn = {self.length or 'len(_hp)'}")]
+        if self.remember is not None and self.pairs is None:  # (else it holds _hp already)
+            lines.append((0, f"{self.remember} = _hp"))
+        if self.remember_length is not None:
+            lines.append((0, f"{self.remember_length} = _hn"))
+        return lines + _scan_steps("_hn")
+
+    def slow(self, call: str) -> Lines:
+        """The builtin's path: ``call``, and nothing known afterwards."""
+        lines: Lines = [(0, call)]
+        if self.remember is not None:
+            lines.append((0, f"{self.remember} = None"))
+        return lines
+
+
+NO_ACCESS = TableAccess()
+"""Nothing known, nothing remembered."""
+
+
 def _hashtbl_get(result: str, builtin: str, args: list[str]) -> Lines:
-    table, key = args
-    return [
-        (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
-        (1, "_hn = len(_hp)"),
-        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
-        (1, f"{result} = _hp.get({key}, _NONE)"),
-        (0, "else:"),
-        (1, f"{result} = {builtin}({table}, {key})"),
-    ]
+    return hashtbl_lines("hashtbl_get", result, builtin, args, NO_ACCESS)
 
 
 def _hashtbl_mem(result: str, builtin: str, args: list[str]) -> Lines:
-    table, key = args
-    return [
-        (0, f"if {_DICT_FORM.format(table=table, key=key)}:"),
-        (1, "_hn = len(_hp)"),
-        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
-        (1, f"{result} = {key} in _hp"),
-        (0, "else:"),
-        (1, f"{result} = {builtin}({table}, {key})"),
-    ]
+    return hashtbl_lines("hashtbl_mem", result, builtin, args, NO_ACCESS)
+
+
+def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
+    return hashtbl_lines("hashtbl_set", result, builtin, args, NO_ACCESS)
 
 
 _NEW_ARRAY = COST["array"] + COST["slot"] + WORD - 1
 """``set``'s new array of ``n + 1`` slots costs ``(_NEW_ARRAY + slot * n) // WORD`` words."""
 
 
-def _hashtbl_set(result: str, builtin: str, args: list[str]) -> Lines:
-    table, key, value = args
+def _set_words() -> str:
     slot = COST["slot"]
     if slot % WORD == 0:  # the same number, without the division
         per_slot = "_hn" if slot == WORD else f"{slot // WORD} * _hn"
-        words = f"({_NEW_ARRAY // WORD} + {per_slot})"
-    else:
-        words = f"({_NEW_ARRAY} + {slot} * _hn) // {WORD}"
+        return f"({_NEW_ARRAY // WORD} + {per_slot})"
+    return f"({_NEW_ARRAY} + {slot} * _hn) // {WORD}"
+
+
+def _inline_body(kind: str, result: str, builtin: str, args: list[str]) -> tuple[Lines, str]:
+    """(the inline path after its head, the builtin's call) of a ``Hashtbl`` operation."""
+    key = args[1]
+    if kind == "hashtbl_get":
+        return [
+            (0, f"if (_hs := _hp.get({key}, _ABSENT)) is _ABSENT: {result} = _NONE"),
+            (0, "else:"),  # Variant('Some', (value,)) without a Python __init__ call
+            (1, f"{result} = _new(_V)"),
+            (1, f"{result}.tag = 'Some'"),
+            (1, f"{result}.args = (_hs,)"),
+        ], f"{result} = {builtin}({', '.join(args)})"
+    if kind == "hashtbl_get_option":  # the builtin answers `None or `Some(value)
+        return [(0, f"{result} = _hp.get({key}, _ABSENT)")], (
+            f"{result} = _hs.args[0] if (_hs := {builtin}({', '.join(args)})).tag == 'Some' "
+            "else _ABSENT")
+    if kind == "hashtbl_mem":
+        return [(0, f"{result} = {key} in _hp")], f"{result} = {builtin}({', '.join(args)})"
     return [
-        (0, f"if {_DICT_FORM.format(table=table, key=key)} and _M.journal is None:"),
-        (1, "_hn = len(_hp)"),
-        *((1 + extra, line) for extra, line in _scan_steps("_hn")),
-        (1, f"_M.memory = _m = _M.memory - {words}"),
-        (1, "if _m < 0: _M.out_of_memory()"),
-        (1, "_hs = _new(_V)"),  # Variant('Some', (value,)) without a Python __init__ call
-        (1, "_hs.tag = 'Some'"),
-        (1, f"_hs.args = ({value},)"),
-        (1, f"_hp[{key}] = _hs"),
-        (1, f"{result} = None"),
+        (0, f"_M.memory = _m = _M.memory - {_set_words()}"),
+        (0, "if _m < 0: _M.out_of_memory()"),
+        (0, f"_hp[{key}] = {args[2]}"),
+        (0, f"{result} = None"),
+    ], f"{result} = {builtin}({', '.join(args)})"
+
+
+def hashtbl_lines(kind: str, result: str, builtin: str, args: list[str],
+                  access: TableAccess) -> Lines:
+    """The inline form of the ``Hashtbl`` operation ``kind`` (``hashtbl_get``, ``_mem``,
+    ``_set``, or ``hashtbl_get_option``: a ``get`` whose result only a ``match`` reads,
+    *unwrapped* -- ``result`` is the value stored under the key or ``_ABSENT``, the
+    dict lookup itself on a table in its dict form (no ``Some`` is made), the
+    builtin's answer taken apart otherwise; the match then tests ``is _ABSENT``
+    instead of the variant's tag, see :meth:`chatml.vm.translate._Body.option_pattern`).
+    Same checks and charges as the builtin, in its order."""
+    table, key = args[0], args[1]
+    test = access.test(table, key)
+    if kind == "hashtbl_set":
+        test += " and _M.journal is None"
+    body, call = _inline_body(kind, result, builtin, args)
+    return [
+        (0, f"if {test}:"),
+        *((1 + extra, line) for extra, line in access.head()),
+        *((1 + extra, line) for extra, line in body),
         (0, "else:"),
-        (1, f"{result} = {builtin}({table}, {key}, {value})"),
+        *((1 + extra, line) for extra, line in access.slow(call)),
     ]
+
+
+HASHTBL_KINDS = frozenset({"hashtbl_get", "hashtbl_mem", "hashtbl_set"})
+"""The intrinsics that work on a table's dict form (:func:`hashtbl_lines`)."""
 
 
 INTRINSICS: dict[str, Intrinsic] = {

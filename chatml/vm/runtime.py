@@ -14,7 +14,16 @@ from chatml.calls import TailCall
 from chatml.journal import journal_ref
 from chatml.limits import METER
 from chatml.stdlib.equality import values_equal
-from chatml.values import MAX_INT, MIN_INT, ChatMLFailure, Module, Ref, TableRef, Variant
+from chatml.values import (
+    ABSENT,
+    MAX_INT,
+    MIN_INT,
+    ChatMLFailure,
+    Module,
+    Ref,
+    TableRef,
+    Variant,
+)
 from chatml.vm.charges import STRING_WORDS
 
 OVERFLOW_MESSAGE = "integer overflow"
@@ -73,6 +82,7 @@ def base_namespace() -> dict[str, Any]:
         "_new": object.__new__,  # _new(_V) + both slots: a Variant without calling __init__
         "_TR": TableRef,
         "_NONE": Variant("None"),
+        "_ABSENT": ABSENT,
         "_Ref": Ref,
         "_Module": Module,
         "_dict": dict,

@@ -91,7 +91,8 @@ from chatml.vm.intervals import (
     neg,
     sub,
 )
-from chatml.vm.intrinsics import Intrinsic
+from chatml.vm.intrinsics import HASHTBL_KINDS, Intrinsic, hashtbl_lines
+from chatml.vm.table_facts import KEEP, TableFacts
 from chatml.vm.verify import Shape, verify
 
 #: The deepest indentation CPython's tokenizer accepts (100 levels, 0-based).
@@ -277,6 +278,39 @@ def _bound_slots(arm: Any) -> list[int]:
     return slots
 
 
+def option_slots(module: CompiledModule, index: int) -> frozenset[int]:
+    """The local slots of code ``index`` that may hold an *unwrapped* option (see
+    :func:`chatml.vm.intrinsics.hashtbl_get_option`): assigned once, never loaded nor
+    captured -- only ``MATCH_ARM`` reads them -- and matched only against `` `Some(p) ``,
+    `` `None `` and ``_``. (Whether the one store is a ``Hashtbl.get`` is decided where
+    it is translated.)"""
+    code = module.codes[index]
+    consts: tuple[Any, ...] = module.consts  # a MATCH_ARM's constant: (slot, pattern), verified
+    assigned = _assignments(module, index)[0]
+    loaded = {a for op, a, _ in code.instructions if op == Op.LOAD_LOCAL}
+    for child in module.codes:
+        if child.parent == index:
+            loaded.update(source for kind, source in child.captures if kind == LOCAL)
+    slots = {slot for (is_global, slot), count in assigned.items()
+             if not is_global and count == 1 and slot >= code.arity and slot not in loaded}
+    for op, a, _ in code.instructions:
+        if op == Op.MATCH_ARM:
+            arm: tuple[int, Any] = consts[a]
+            if arm[0] in slots and not _option_pattern(arm[1]):
+                slots.discard(arm[0])
+    return frozenset(slots)
+
+
+def _option_pattern(pattern: Any) -> bool:
+    """``pattern`` matches an option by its shape alone: `` `Some(p) ``, `` `None ``, ``_``."""
+    kind = pattern[0]
+    if kind == "_":
+        return True
+    if kind != "variant":
+        return False
+    return (pattern[1], len(pattern[2])) in (("Some", 1), ("None", 0))
+
+
 def _mergeable(module: CompiledModule, group: Group) -> bool:
     if not 2 <= len(group) <= MAX_MERGED:
         return False
@@ -444,6 +478,14 @@ class _Body:
         """String literals and temporaries of bounded length (never reassigned), by atom."""
         self.ints: set[Var] = set()
         """Temporaries holding int results (never reassigned), whatever their interval."""
+        self.option_slots = option_slots(tr.module, index)
+        """Slots that may hold an unwrapped option (see :func:`option_slots`)."""
+        self.unwrapped: set[int] = set()
+        """Slots that do: the value a ``Hashtbl.get`` found, or ``_ABSENT``."""
+        self.tables = TableFacts()
+        """What inline ``Hashtbl`` operations know here (see :mod:`chatml.vm.table_facts`)."""
+        self.inlined = False
+        """The instruction being translated is an inlined call."""
 
     # ------------------------------------------------------------------ driver
 
@@ -455,7 +497,9 @@ class _Body:
             op = Op(op)
             if self.batch and not self.keeps_batch(op, a):
                 self.flush()
+            top, self.inlined = self.blocks[-1] if self.blocks else None, False
             _STEPS[op](self, a, b)
+            self.track_tables(op, a, top)
             if not self.tr.batch_charges and not self.terminated:
                 self.flush()
             self.pc += 1
@@ -579,11 +623,54 @@ class _Body:
             return "text_length"
         return None
 
+    def unwrapped_target(self, intrinsic: Intrinsic) -> int | None:
+        """The slot a ``Hashtbl.get`` being translated is stored into, when only a ``match``
+        on its shape reads that slot (the result can then stay unwrapped)."""
+        if intrinsic.kind != "hashtbl_get":
+            return None
+        instructions = self.code.instructions
+        if self.pc + 1 >= len(instructions):
+            return None
+        op, slot, _ = instructions[self.pc + 1]
+        return slot if op == Op.STORE_LOCAL and slot in self.option_slots else None
+
+    def track_tables(self, op: Op, a: int, top: _Block | None) -> None:
+        """Keep :attr:`tables` right after the instruction ``op a`` (``top``: the innermost
+        block before it)."""
+        tables = self.tables
+        if op is Op.IF or op is Op.MATCH_ARM:
+            tables.began(self.blocks[-1])
+        elif op is Op.ELSE:
+            tables.branch(self.blocks[-1])
+        elif op is Op.END:
+            tables.ended(top)
+        elif op is Op.STORE_LOCAL:
+            tables.stored((self.index, a))
+        elif op not in KEEP and not self.inlined:
+            tables.forget()
+
+    def inline_table(self, kind: str, t: Operand, fn: Operand, args: list[Operand]) -> None:
+        """``t = fn(*args)`` for the ``Hashtbl`` operation ``kind``, inlined."""
+        table, key = args[0], args[1]
+        access = self.tables.access(kind, table, key, key.text in self.texts)
+        for extra, line in hashtbl_lines(kind, t.text, fn.text, [arg.text for arg in args],
+                                         access):
+            self.emit(line, self.indent + extra)
+
     def inline(self, intrinsic: Intrinsic, t: Operand, fn: Operand, args: list[Operand]) -> None:
         """``t = fn(*args)`` for the intrinsic builtin ``fn``, inlined."""
         form = self.typed_intrinsic(intrinsic, args)
         value = args[0]
-        if form == "int_text":  # at most INT_TEXT code points: charged with the batch
+        target = self.unwrapped_target(intrinsic)
+        # runs no other code (tables: see inline_table), unless it may call to_string on
+        # any value -- which renders a ref, reading (and spilling) a table
+        self.inlined = form is not None or intrinsic.kind != "to_string"
+        if target is not None:
+            self.inline_table("hashtbl_get_option", t, fn, args)
+            self.unwrapped.add(target)
+        elif intrinsic.kind in HASHTBL_KINDS:
+            self.inline_table(intrinsic.kind, t, fn, args)
+        elif form == "int_text":  # at most INT_TEXT code points: charged with the batch
             self.emit(f"{t} = _str({value})")
             self.texts[t.text] = Text(0, ((t.text, INT_TEXT),), INT_TEXT)
             self.batch.add_string(t.text, self.texts[t.text], (self.index, self.pc))
@@ -746,7 +833,11 @@ class _Body:
         slot, pattern = self.consts[k]  # verified: (slot, pattern)
         conditions: list[str] = []
         bindings: list[tuple[Var, str]] = []
-        self.pattern(self.tr.local(self.index, slot), pattern, conditions, bindings)
+        path = self.tr.local(self.index, slot)
+        if slot in self.unwrapped:
+            self.option_pattern(path, pattern, conditions, bindings)
+        else:
+            self.pattern(path, pattern, conditions, bindings)
         test = " and ".join(conditions) or "True"
         parent = self.blocks[-1] if self.blocks else None
         if parent is not None and parent.chain_pending:
@@ -800,6 +891,16 @@ class _Body:
         if not pattern[2]:
             conditions.append(f"len({path}) == {len(fields)}")
         return [(f"{path}[{label!r}]", sub) for label, sub in fields]
+
+    def option_pattern(self, path: str, pattern: Any, conditions: list[str],
+                       bindings: list[tuple[Var, str]]) -> None:
+        """:meth:`pattern` for an unwrapped option at ``path`` (the value, or ``_ABSENT``):
+        `` `Some(p) `` is ``p`` on the value itself (see :func:`option_slots`)."""
+        if pattern[0] == "variant" and pattern[1] == "Some":
+            conditions.append(f"{path} is not _ABSENT")
+            self.pattern(path, pattern[2][0], conditions, bindings)
+        elif pattern[0] == "variant":
+            conditions.append(f"{path} is _ABSENT")
 
     def literal_test(self, path: str, value: Any) -> str:
         if isinstance(value, bool):

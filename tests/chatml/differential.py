@@ -84,31 +84,36 @@ def _outcome(run: Callable[[Callable[[str], Any]], None], limits: Limits,
                    (limits.max_memory or 0) // WORD - memory)
 
 
-def run_translated(module: CompiledModule, source: SourceFile | None, limits: Limits) -> Outcome:
+def run_translated(module: CompiledModule, source: SourceFile | None, limits: Limits,
+                   transactional: bool = False) -> Outcome:
     seen: list[tuple[int, int]] = []
     program = load(module, core_values(), source)
     program = attrs.evolve(program, main=_measured(program.main, seen))
-    return _outcome(lambda sink: run_program(program, limits, sink=sink), limits, seen)
+    return _outcome(lambda sink: run_program(program, limits, sink=sink,
+                                             transactional=transactional), limits, seen)
 
 
 def run_reference_of(module: CompiledModule, source: SourceFile | None,
-                     limits: Limits) -> Outcome:
+                     limits: Limits, transactional: bool = False) -> Outcome:
     seen: list[tuple[int, int]] = []
     program = load_reference(module, core_values(), source)
     program = attrs.evolve(program, main=_measured(program.main, seen))
-    return _outcome(lambda sink: run_reference(program, limits, sink=sink), limits, seen)
+    return _outcome(lambda sink: run_reference(program, limits, sink=sink,
+                                               transactional=transactional), limits, seen)
 
 
-def both(text: str, name: str, limits: Limits) -> tuple[Outcome, Outcome] | None:
+def both(text: str, name: str, limits: Limits,
+         transactional: bool = False) -> tuple[Outcome, Outcome] | None:
     """(translated, reference) outcomes; ``None`` when the program does not build or
-    the translated VM refuses to load it (too deeply nested for Python)."""
+    the translated VM refuses to load it (too deeply nested for Python).
+    ``transactional``: both run as transactional runs (the undo journal is on)."""
     assert limits.max_steps is not None and limits.max_memory is not None
     try:
         built = build_source(text, name, surface="core", values=core_values())
     except DiagnosticError:
         return None
     try:
-        translated = run_translated(built.module, built.source, limits)
+        translated = run_translated(built.module, built.source, limits, transactional)
     except DiagnosticError:
         return None
-    return translated, run_reference_of(built.module, built.source, limits)
+    return translated, run_reference_of(built.module, built.source, limits, transactional)
