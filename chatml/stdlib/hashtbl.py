@@ -255,8 +255,9 @@ def _charge_scan(length: int) -> None:
 
 
 def _charge_dict_set(length: int) -> None:
-    """What ``set`` charges on a table of ``length`` entries: the scan's steps, then the
-    new array of ``length + 1`` slots (``charge_scan``, ``charge_array``, inlined)."""
+    """What ``set`` charges on a table of ``length`` entries, in either form: the scan's
+    steps, then the new array of ``length + 1`` slots (``charge_scan``, ``charge_array``,
+    inlined)."""
     meter = METER
     if length >= SCAN_CHARS_PER_STEP:
         reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
@@ -279,7 +280,7 @@ def set_(table: Value, key: Value, value: Value) -> None:
                 pairs[key] = value
                 return
             table.spill()  # (a journal records the array; a bad key fails as usual)
-    # the private path (see _private), inlined with the charges: this is every update's path
+    # the private path (see _private): every update of a table that left the dict form
     if type(table) is TableRef and not table.exposed and type(key) is str:
         cache = table.lookup_cache
         entries = table.entries
@@ -287,15 +288,7 @@ def set_(table: Value, key: Value, value: Value) -> None:
         if cache is not None and cache.entries is entries and meter.journal is None:
             # only Hashtbl.* has seen the array, so no one else holds it: change it in place
             length = len(entries)
-            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
-                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
-                if reserve >= 0:
-                    meter.reserve = reserve
-                else:
-                    meter.take(length // SCAN_CHARS_PER_STEP)
-            memory = meter.memory = meter.memory - (_ARRAY_WORDS + _SLOT_WORDS * length) // WORD
-            if memory < 0:
-                meter.out_of_memory()
+            _charge_dict_set(length)
             entry = {"key": key, "value": value}
             position = cache.positions.get(key, -1)
             if position < 0:
