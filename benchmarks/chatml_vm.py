@@ -56,7 +56,11 @@ that its share stands well above the noise of the start-up subtracted (about
 of the child (user + system) minus that of a ``chatml run`` of ``print(1)`` run
 just before it, the median over ``--process-repeat`` such pairs (each pair
 shares the machine's load of its moment, so a drifting load moves both
-alike), against CPython in-process at the same size (best of 3), in two
+alike), against the same CPython function run the same way (``py proc``: once,
+in a fresh CPython process, minus a process that only imports it, the median
+of as many pairs; a first run in a fresh interpreter costs both languages
+10-30% more than a warmed-up best-of-N, so comparing a whole ``chatml run``
+with a warm in-process CPython would charge ChatML alone for it), in two
 cache states:
 
 * **warm** -- the bytecode cache holds both programs (each ran once first): what
@@ -357,16 +361,6 @@ def sized_source(name: str, size: int) -> str:
     return head + str(size) + tail
 
 
-def best_cpu(repeat: int, function: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.process_time()
-        function()
-        times.append(time.process_time() - start)
-    return min(times)
-
-
 #: Per-workload target for the ChatML/CPython ratio (tables: against a Python dict).
 TARGETS = {"tables": 3.0}
 DEFAULT_TARGET = 2.0
@@ -481,6 +475,34 @@ def process_seconds(path: Path, start_up: Path, repeat: int, cold: bool) -> tupl
     return statistics.median(differences), min(empties)
 
 
+def _python_process_cpu(name: str, size: int | None) -> float:
+    """CPU time of one whole CPython process that imports this script's workloads and,
+    when ``size`` is given, runs the CPython version of ``name`` at that size."""
+    import resource
+    import subprocess
+
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            "import chatml_vm as workloads")
+    if size is not None:
+        code += f"; workloads.PYTHON[{name!r}]({size})"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL,
+                   cwd=REPO, env=_child_environment())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def python_process_seconds(name: str, size: int, repeat: int) -> float:
+    """The CPython counterpart of :func:`process_seconds`: the workload's share of a whole
+    CPython process (the same function, run once in a fresh interpreter, as ``chatml run``
+    runs it), the median over ``repeat`` pairs with a process that only imports it."""
+    differences = []
+    for _ in range(repeat):
+        empty = _python_process_cpu(name, None)
+        differences.append(_python_process_cpu(name, size) - empty)
+    return max(statistics.median(differences), 1e-9)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -503,7 +525,7 @@ def main() -> int:
     start_up_file = folder / "start_up.chatml"
     start_up_file.write_text("print(1)\n")
     print(f"{'workload':<9} {'compile':>8} {'chatml':>9} {'cpython':>9} {'ratio':>6} "
-          f"{'cpython4':>9} {'warm':>9} {'ratio':>6} {'cold':>9} {'ratio':>6} "
+          f"{'py proc':>9} {'warm':>9} {'ratio':>6} {'cold':>9} {'ratio':>6} "
           f"{'starlark*':>10} {'vs star':>8} {'peak mem':>9}")
     start_ups: list[tuple[float, float]] = []
     for name, source in CHATML.items():
@@ -529,8 +551,7 @@ def main() -> int:
             processes.append(max(share, 1e-9))
             start_ups.append((cold, empty))
         scaled_size = process_size(name)
-        warm_up(PYTHON[name], scaled_size)
-        cpython_scaled = best_cpu(3, lambda f=PYTHON[name], n=scaled_size: f(n))
+        cpython_scaled = python_process_seconds(name, scaled_size, args.process_repeat)
         warm, cold_run = processes
         if with_starlark and name in STARLARK:
             _, starlark_full = time_starlark(name, args.starlark_scale)
@@ -562,8 +583,9 @@ def main() -> int:
           f"(fib: n = {FIB_N + 3}) minus a `chatml run` of print(1) run just before it (CPU; "
           f"the median of {args.process_repeat} such pairs); warm: the bytecode cache holds "
           "both (what every run of an unchanged script does), cold: `--no-cache` (parse, "
-          "check and compile in each run). Their ratios are against CPython in-process at "
-          "that size (cpython4, best of 3).")
+          "check and compile in each run). Their ratios are against py proc: the same "
+          "CPython function at that size run once in a fresh CPython process, minus a "
+          "process that only imports it (the median of as many pairs).")
     print(f"median ChatML/CPython ratio (in-process): {median:.2f}x")
     failed = False
     for label, column in (("in-process", 1), ("whole process, warm cache", 3),

@@ -117,11 +117,12 @@ def else_if_chain(n: int) -> dict[str, str]:
 
 
 def deep_constant(n: int) -> dict[str, str]:
-    """Eight functions matching a pattern ``n`` deep (eight, so that the work is well above
-    the start-up noise while 4n stays within ``MAX_PATTERN_DEPTH``)."""
+    """32 functions matching a pattern ``n`` deep (32, so that the work at n is several times
+    the start-up being subtracted while 4n stays within ``MAX_PATTERN_DEPTH``; with 8 it
+    was barely above it, and the fitted exponent swung between 1.0 and 1.7 from run to run)."""
     pattern = "`A(" * n + "y" + ")" * n
     return _ml("".join(f"let f{i} x = match x with | {pattern} -> 1 | _ -> 2\n"
-                       for i in range(8)))
+                       for i in range(32)))
 
 
 def nested_while(n: int) -> dict[str, str]:
