@@ -142,10 +142,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that run one batch job and exit, without running the user's program (whose
+#: values may form cycles for as long as it runs): the cyclic collector stays off for
+#: them (:func:`chatcommon.allocation.one_shot_process`).
+_ONE_SHOT_COMMANDS = frozenset({"check", "compile", "dis"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     command = words[0] if words else None
-    if argv is None and command == "check":
+    if argv is None and command in _ONE_SHOT_COMMANDS:
         from chatcommon.allocation import one_shot_process
 
         one_shot_process()

@@ -537,22 +537,36 @@ class _Compiler:
         self.emit(Op.RETURN, program.span)
 
 
+#: Scalars a constant's key holds as themselves (with their type: ``1``, ``True`` and
+#: ``1.0`` are equal in Python but not the same constant); anything else by ``repr``
+#: (a float's ``repr`` tells ``0.0`` from ``-0.0``).
+_KEYED_AS_THEMSELVES = frozenset({int, str, bool, type(None)})
+_TUPLE_MARK = object()
+
+
 def _const_key(value: object) -> tuple[Any, ...]:
-    """What tells constants apart in the pool: each scalar's type and ``repr``, and a tuple's
-    shape, flattened in prefix order with an explicit stack (``repr`` of a pattern nested
-    ``d`` deep copies its inner text at every level: quadratic in ``d``, and recursive)."""
+    """What tells constants apart in the pool: each scalar's type and value (or ``repr``),
+    and a tuple's shape, flattened in prefix order with an explicit stack (``repr`` of a
+    pattern nested ``d`` deep copies its inner text at every level: quadratic in ``d``, and
+    recursive). Two entries per item and no tuple per item, so a deep pattern's key
+    allocates little for the collector to scan."""
+    kind = type(value)
     if not isinstance(value, tuple):
-        return (type(value).__name__, repr(value))
-    flat: list[tuple[str, Any]] = []
+        return (kind, value if kind in _KEYED_AS_THEMSELVES else repr(value))
+    flat: list[object] = []
+    append = flat.append
     pending: list[object] = [value]
     while pending:
         item = pending.pop()
+        kind = type(item)
         if isinstance(item, tuple):
-            flat.append(("tuple", len(item)))
+            append(_TUPLE_MARK)
+            append(len(item))
             pending.extend(reversed(item))
         else:
-            flat.append((type(item).__name__, repr(item)))
-    return ("tuple", tuple(flat))
+            append(kind)
+            append(item if kind in _KEYED_AS_THEMSELVES else repr(item))
+    return (_TUPLE_MARK, tuple(flat))
 
 
 def _sub_patterns(pattern: ast.Pattern) -> list[ast.Pattern] | None:
