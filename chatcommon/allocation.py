@@ -10,7 +10,7 @@ the whole new tree at once -- 10-15% of checking a 5,000-line ChatML program --
 only to find it alive, as the caller is still holding it.
 
 A command-line run that does one batch job and exits (``chatmdc check``,
-``chatml check``) needs no cyclic collection at all: :func:`one_shot_process`
+``chatml check``, ``chatml compile``, ``chatml dis``) needs no cyclic collection at all: :func:`one_shot_process`
 turns it off for the rest of the process (about 5% of a ``chatml check``: the
 collector would walk every class and function the imports create, repeatedly)
 and spares the interpreter its final full collection at exit (another 6%),
