@@ -254,17 +254,23 @@ def _charge_scan(length: int) -> None:
             METER.take(steps)
 
 
+def _charge_scan_steps(length: int) -> None:
+    """The steps of scanning ``length`` entries (``charge_scan``, ``Meter.take``'s common
+    case inlined); callers skip the call below :data:`SCAN_CHARS_PER_STEP`."""
+    meter = METER
+    reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
+    if reserve >= 0:
+        meter.reserve = reserve
+    else:
+        meter.take(length // SCAN_CHARS_PER_STEP)
+
+
 def _charge_dict_set(length: int) -> None:
     """What ``set`` charges on a table of ``length`` entries, in either form: the scan's
-    steps, then the new array of ``length + 1`` slots (``charge_scan``, ``charge_array``,
-    inlined)."""
-    meter = METER
+    steps, then the new array of ``length + 1`` slots (``charge_array`` inlined)."""
     if length >= SCAN_CHARS_PER_STEP:
-        reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
-        if reserve >= 0:
-            meter.reserve = reserve
-        else:
-            meter.take(length // SCAN_CHARS_PER_STEP)
+        _charge_scan_steps(length)
+    meter = METER
     memory = meter.memory = meter.memory - (_ARRAY_WORDS + _SLOT_WORDS * length) // WORD
     if memory < 0:
         meter.out_of_memory()
@@ -336,13 +342,8 @@ def get(table: Value, key: Value) -> Variant:
         pairs = table.pairs
         if pairs is not None and type(key) is str:  # the dict form (see TableRef)
             length = len(pairs)
-            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
-                meter = METER
-                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
-                if reserve >= 0:
-                    meter.reserve = reserve
-                else:
-                    meter.take(length // SCAN_CHARS_PER_STEP)
+            if length >= SCAN_CHARS_PER_STEP:
+                _charge_scan_steps(length)
             found = pairs.get(key, ABSENT)
             return NONE if found is ABSENT else Variant("Some", (found,))
     if type(table) is TableRef and not table.exposed and type(key) is str:
@@ -350,13 +351,8 @@ def get(table: Value, key: Value) -> Variant:
         entries = table.entries
         if cache is not None and cache.entries is entries:
             length = len(entries)
-            if length >= SCAN_CHARS_PER_STEP:  # charge_scan, Meter.take's common case inlined
-                meter = METER
-                reserve = meter.reserve - length // SCAN_CHARS_PER_STEP
-                if reserve >= 0:
-                    meter.reserve = reserve
-                else:
-                    meter.take(length // SCAN_CHARS_PER_STEP)
+            if length >= SCAN_CHARS_PER_STEP:
+                _charge_scan_steps(length)
             position = cache.positions.get(key)
             return NONE if position is None else Variant("Some", (entries[position]["value"],))
     entries, found, _ = _find("Hashtbl.get", table, key)
