@@ -232,12 +232,10 @@ class ShellHooks:
                     continue
             ident = str(interceptor["id"])
             event = self.context_event(ctx, "shell_before", argv, exe, effects, decision)
-            try:
-                name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
-            except HookError as error:
-                if interceptor.get("failure") in ("keep", "no_match"):
-                    continue
-                raise ShellError("interceptor_rejected", f"interceptor {ident}: {error}") from None
+            answer = self._intercept(ctx, interceptor, ident, event)
+            if answer is None:
+                continue
+            name, args = answer
             if name == "continue":
                 continue
             ctx.audit("intercepted", argv=argv, interceptor=ident, response_action=name)
@@ -248,6 +246,17 @@ class ShellHooks:
             reason = str(args[0]) if name == "reject" else "rewritten argv cannot be empty"
             raise ShellError("interceptor_rejected", f"interceptor {ident}: {reason}")
         return None
+
+    def _intercept(self, ctx: CallContext, interceptor: Mapping[str, Any], ident: str,
+                   event: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]] | None:
+        """One interceptor's answer (action, arguments); ``None`` when it failed and its
+        ``failure`` setting (``keep`` / ``no_match``) says to go on as if it had not run."""
+        try:
+            return self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
+        except HookError as error:
+            if interceptor.get("failure") in ("keep", "no_match"):
+                return None
+            raise ShellError("interceptor_rejected", f"interceptor {ident}: {error}") from None
 
     def after(self, ctx: CallContext, stage: StageResult) -> StageResult:
         """Run the after-interceptors over one finalised stage result (spec §8.9, §8.11)."""
@@ -264,12 +273,10 @@ class ShellHooks:
                      "stderr": stage.stderr, "stdout_truncated": stage.stdout_truncated,
                      "stderr_truncated": stage.stderr_truncated,
                      "intercepted_by": option(command.intercepted_by), "untrusted_output": True}
-            try:
-                name, args = self._invoke(ctx, f"interceptor:{ident}", interceptor, event)
-            except HookError as error:
-                if interceptor.get("failure") in ("keep", "no_match"):
-                    continue
-                raise ShellError("interceptor_rejected", f"interceptor {ident}: {error}") from None
+            answer = self._intercept(ctx, interceptor, ident, event)
+            if answer is None:
+                continue
+            name, args = answer
             if name == "keep":
                 continue
             ctx.audit("intercepted", argv=command.argv, interceptor=ident,
