@@ -75,8 +75,9 @@ def check_command(args: argparse.Namespace) -> int:
     full = args.format == "json" or args.full_types
     with type_length_limited(None if full else TYPE_LENGTH_LIMIT):
         result = check_file(args.file, surface=args.surface)
+        # each type printed once (a type can take a while: see docs/types-and-speed.md)
         bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
-        val_lines = result.val_lines()
+        val_lines = [f"val {b['name']} : {b['type']}" for b in bindings]
     if args.format == "json":
         from chatcommon.render import render_json
 
