@@ -172,7 +172,7 @@ def report_dense(rounds: int, repeat: int) -> None:
           f"{'OK' if ratio >= 0.25 else 'MISSED'}")
 
 
-def _interleaved_best(functions: list, repeat: int) -> list[float]:  # type: ignore[type-arg]
+def _interleaved_best(functions: list, repeat: int) -> list[float]:
     """Best wall time of each function, running them in turn so that load spikes hit all alike."""
     best = [float("inf")] * len(functions)
     for _ in range(repeat):

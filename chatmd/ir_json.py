@@ -49,6 +49,7 @@ from chatmd.ir import (
     TextItem,
     Tool,
 )
+from chatmd.nested_fold import Nested, fold_nested
 
 __all__ = ["IR_VERSION", "converter", "dumps_indented", "ir_from_json", "ir_to_json",
            "ir_to_json_text"]
@@ -141,27 +142,18 @@ def _items_to_json(converter: cattrs.Converter, items: tuple[ContentItem, ...]) 
 
 
 def _items_from_json(converter: cattrs.Converter, data: Any) -> tuple[ContentItem, ...]:
-    """The inverse of :func:`_items_to_json` (nested ``<agent>`` items built bottom-up)."""
-    top: list[ContentItem] = []
-    # (the items left, the list they are built into, the agent they belong to and its list)
-    stack: list[tuple[Iterator[Any], list[ContentItem], tuple[dict[str, Any], list[Any]] | None]]
-    stack = [(iter(data), top, None)]
-    while stack:
-        remaining, out, agent = stack[-1]
-        entry = next(remaining, _END)
-        if entry is _END:
-            stack.pop()
-            if agent is not None:
-                fields, parent = agent
-                shell: AgentItem = converter.structure({**fields, "items": []}, ContentItem)  # type: ignore[arg-type]  # ContentItem: a union alias, which cattrs structures
-                parent.append(evolve(shell, items=tuple(out)))
-            continue
+    """The inverse of :func:`_items_to_json` (nested ``<agent>`` items built bottom-up by
+    :func:`fold_nested`)."""
+    def visit(entry: Any) -> ContentItem | Nested[Any, ContentItem]:
         if isinstance(entry, dict) and entry.get(TAG) == "agent" and isinstance(
                 entry.get("items"), list):
-            stack.append((iter(entry["items"]), [], (entry, out)))
-        else:
-            out.append(converter.structure(entry, ContentItem))  # type: ignore[arg-type]  # as above
-    return tuple(top)
+            def finish(items: list[ContentItem]) -> ContentItem:
+                shell: AgentItem = converter.structure({**entry, "items": []}, ContentItem)  # type: ignore[arg-type]  # ContentItem: a union alias, which cattrs structures
+                return evolve(shell, items=tuple(items))
+            return Nested(entry["items"], finish)
+        return converter.structure(entry, ContentItem)  # type: ignore[arg-type]  # as above
+
+    return tuple(fold_nested(data, visit))
 
 
 _END = object()

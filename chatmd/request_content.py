@@ -32,7 +32,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from chatmd.html_text import html_to_markdown, html_to_text
 from chatmd.ir import AgentItem, Content, ContentItem, DocItem, ImageItem, TextItem
 from chatmd.ir_diagnostics import diagnostic_at
 from chatmd.loading import Confinement
+from chatmd.nested_fold import Nested, fold_nested
 from chatmd.provenance import Provenance
 from chatmd.references import confinement_problem, reference_problem, shown
 from chatmd.request_context import ConversionContext, FetchError
@@ -346,29 +347,20 @@ class ContentResolver:
 
     def _parts(self, items: tuple[ContentItem, ...], provenance: Provenance | None) -> list[Part]:
         """The parts of ``items``; an ``<agent>``'s part is its answer, found after those of
-        its own items (agents nest as deep as elements: walked with an explicit stack)."""
-        top: list[Part] = []
-        # (items left, their parts, and for an agent's items: the agent, the diagnostics
-        # count before them, the parts its answer goes into)
-        stack: list[tuple[Iterator[ContentItem], list[Part],
-                          tuple[AgentItem, int, list[Part]] | None]] = [(iter(items), top, None)]
-        while stack:
-            remaining, parts, agent = stack[-1]
-            item = next(remaining, None)
-            if item is None:
-                stack.pop()
-                if agent is not None:
-                    agent_item, before, parent = agent
-                    answer = self._agent_answer(agent_item, parts, before, provenance)
-                    parent.append({"type": "input_text", "text": answer or ""})
-            elif isinstance(item, AgentItem):
-                if self._runner_available(item, provenance):
-                    stack.append((iter(item.items), [], (item, len(self.diagnostics), parts)))
-                else:
-                    parts.append({"type": "input_text", "text": ""})
-            else:
-                parts.append(self._part(item, provenance))
-        return top
+        its own items (agents nest as deep as elements: :func:`fold_nested`)."""
+        def visit(item: ContentItem) -> Part | Nested[ContentItem, Part]:
+            if not isinstance(item, AgentItem):
+                return self._part(item, provenance)
+            if not self._runner_available(item, provenance):
+                return {"type": "input_text", "text": ""}
+            before = len(self.diagnostics)
+
+            def finish(parts: list[Part]) -> Part:
+                answer = self._agent_answer(item, parts, before, provenance)
+                return {"type": "input_text", "text": answer or ""}
+            return Nested(item.items, finish)
+
+        return fold_nested(items, visit)
 
     def render_string(self, content: Content, provenance: Provenance | None) -> str:
         """Content as one string: items rendered and joined by LF (spec §7.2, last column)."""

@@ -32,14 +32,14 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert _readme_commands()[1] in ci_script.splitlines()
 
 
-def test_ci_type_checks_the_packages_with_mypy() -> None:
+def test_ci_type_checks_the_packages_and_benchmarks_with_mypy() -> None:
     import tomllib
 
     ci_lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert any(line.startswith(".venv/bin/mypy ") for line in ci_lines)
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert any(dep.startswith("mypy") for dep in project["project"]["optional-dependencies"]["dev"])
-    assert project["tool"]["mypy"]["packages"] == list(PACKAGES)
+    assert project["tool"]["mypy"]["files"] == [*PACKAGES, "benchmarks"]
 
 
 def test_every_module_has_a_docstring() -> None:
