@@ -760,9 +760,11 @@ class _Body:
         left, symbol, right = fused
         last = len(self.tr.lines) - 1
         left_line, right_line = self.call_line(left), self.call_line(right)
+        if left_line != last and right_line != last:
+            return False
         if left.text == right.text or any(_mentions(o.text, name) for o in self.stack
                                           for name in (left.text, right.text)):
-            return False
+            return False  # (defensive: without a DUP instruction a result is read once)
         lines = self.tr.lines
         if left_line == last - 1 and right_line == last:
             lead = lines[left_line][:len(lines[left_line]) - len(lines[left_line].lstrip())]
