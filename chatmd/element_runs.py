@@ -27,7 +27,7 @@ import re
 
 from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
-from chatmd.ast import Attribute, Element, Node, Text
+from chatmd.ast import Attribute, Element, Node, Text, new_element
 from chatmd.vocabulary import CORE_TAGS
 
 #: Elements that never open a structured scope (the shell vocabulary is not read in them).
@@ -44,7 +44,7 @@ SIMPLE_OPEN = re.compile(
 _RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
 
 _new_attribute = fast_constructor(Attribute)
-_new_element = fast_constructor(Element)
+_new_element = new_element
 _new_text = fast_constructor(Text)
 
 AttributeCache = dict[str, tuple[Attribute, ...]]

@@ -37,7 +37,7 @@ import os
 import re
 
 from chatcommon.diagnostics import Diagnostic, Related, Severity
-from chatcommon.records import evolve, fast_constructor
+from chatcommon.records import evolve
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
@@ -50,11 +50,11 @@ from chatmd.loading import (
     sha256_hex,
 )
 from chatmd.parser import MAX_NESTING, parse
-from chatmd.provenance import Provenance, join_namespaces
+from chatmd.provenance import Provenance, join_namespaces, new_provenance
 from chatmd.references import INVALID_PATH, invalid_message, reference_problem
 
 #: One per top-level element: made without the generated __init__.
-_new_provenance = fast_constructor(Provenance)
+_new_provenance = new_provenance
 
 
 PHASE = "imports"
@@ -91,21 +91,31 @@ class TopLevel:
 class ExpandedPrompt:
     """The expanded top-level elements, diagnostics, files read and import chains.
 
-    ``chains`` maps each imported file to its "imported from" notes (nearest
-    importer first); ``folders`` gives the absolute folder of every file read,
-    for resolving what it refers to.
+    ``elements`` are the top-level elements of the whole prompt in order and
+    ``provenances`` where each was declared (the same length: two lists rather
+    than a :class:`TopLevel` per element, which a transcript would pay for
+    36,000 times); ``nodes`` pairs them. ``chains`` maps each imported file to
+    its "imported from" notes (nearest importer first); ``folders`` gives the
+    absolute folder of every file read, for resolving what it refers to.
     """
 
-    __slots__ = ("nodes", "diagnostics", "sources", "chains", "folders")
+    __slots__ = ("elements", "provenances", "diagnostics", "sources", "chains", "folders")
 
-    def __init__(self, nodes: list[TopLevel], diagnostics: list[Diagnostic],
-                 sources: list[SourceFile], chains: dict[SourceFile, Chain],
-                 folders: dict[SourceFile, str]) -> None:
-        self.nodes = nodes
+    def __init__(self, elements: list[Element], provenances: list[Provenance],
+                 diagnostics: list[Diagnostic], sources: list[SourceFile],
+                 chains: dict[SourceFile, Chain], folders: dict[SourceFile, str]) -> None:
+        self.elements = elements
+        self.provenances = provenances
         self.diagnostics = diagnostics
         self.sources = sources
         self.chains = chains
         self.folders = folders
+
+    @property
+    def nodes(self) -> list[TopLevel]:
+        """Each top-level element with its provenance."""
+        return [TopLevel(element, provenance)
+                for element, provenance in zip(self.elements, self.provenances, strict=True)]
 
 
 class _File:
@@ -163,7 +173,8 @@ class _Expander:
         self.sources: list[SourceFile] = []
         self.chains: dict[SourceFile, Chain] = {}
         self.folders: dict[SourceFile, str] = {}
-        self.out: list[TopLevel] = []
+        self.elements: list[Element] = []
+        self.provenances: list[Provenance] = []
         self.imported = 0
 
     # ------------------------------------------------------------------ reporting
@@ -216,7 +227,8 @@ class _Expander:
         rfind = text.rfind
         name, folder, prompt_dir, namespace, digest = (source.name, file.folder, self.prompt_dir,
                                                        file.namespace, file.sha256)
-        append = self.out.append
+        append_element = self.elements.append
+        append_provenance = self.provenances.append
         line, line_start, scanned = position
         for node in nodes:
             if type(node) is not Element:
@@ -227,8 +239,9 @@ class _Expander:
             newline = rfind("\n", line_start, start)
             if newline >= 0:
                 line_start = newline + 1
-            append(TopLevel(node, _new_provenance(name, line, start - line_start + 1, folder,
-                                                  prompt_dir, namespace, digest)))
+            append_element(node)
+            append_provenance(_new_provenance(name, line, start - line_start + 1, folder,
+                                              prompt_dir, namespace, digest))
         return line, line_start, scanned
 
     # ------------------------------------------------------------------ bodies
@@ -467,5 +480,5 @@ def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None 
     root = _File(source, prompt_dir, None, 0, active,
                  sha256 if sha256 is not None else sha256_hex(source.text))
     expander.top_level(document.nodes, root)
-    return ExpandedPrompt(expander.out, expander.diagnostics, expander.sources,
-                          expander.chains, expander.folders)
+    return ExpandedPrompt(expander.elements, expander.provenances, expander.diagnostics,
+                          expander.sources, expander.chains, expander.folders)

@@ -23,12 +23,12 @@ from chatcommon.allocation import gc_paused
 from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
-from chatmd.ast import Document, Element, Node, Text
+from chatmd.ast import Document, Element, Node, Text, new_element
 from chatmd.lexer import ELEMENTS, SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
 
 #: One per element and text run: made without the generated __init__.
-_new_element = fast_constructor(Element)
+_new_element = new_element
 _new_text = fast_constructor(Text)
 
 

@@ -20,12 +20,12 @@ from chatmd.ast import Element, Node, Text
 from chatmd.declarations.content import CONTENT, REASONING, lower_content, validate_nested
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.text import render_import, render_nodes
-from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
+from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef, new_message
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
 
 #: Messages are made for every element of a transcript: without the generated __init__.
-_new_message = fast_constructor(Message)
+_new_message = new_message
 _new_tool_call = fast_constructor(ToolCallRef)
 
 
