@@ -128,22 +128,45 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
             return lower_message_fully(element, provenance, ctx)
         return _new_message(tag, TAG_ROLES[tag], text, None, None, None, None, None, None,
                             None, None, None, provenance.file, provenance)
-    values: dict[str, str] = {}
-    for attribute in attributes:  # last wins; a flag reads as ''
+    # one pass, last occurrence wins, a flag reads as '' (no dict: most have one or two)
+    id_: str | None = None
+    status: str | None = None
+    phase: str | None = None
+    name: str | None = None
+    type_: str | None = None
+    call_id: str | None = None
+    role: str | None = None
+    function_name: str | None = None
+    for attribute in attributes:
+        key = attribute.name
         value = attribute.value
-        values[attribute.name] = "" if value is None else value
-    if HISTORY_ID in values or SOURCE_CONTEXT in values:
-        return lower_message_fully(element, provenance, ctx)
+        if value is None:
+            value = ""
+        if key == "tool_call_id":
+            call_id = value
+        elif key == "function_name":
+            function_name = value
+        elif key == "id":
+            id_ = value
+        elif key == "name":
+            name = value
+        elif key == "status":
+            status = value
+        elif key == "type":
+            type_ = value
+        elif key == "phase":
+            phase = value
+        elif key == "role":
+            role = value
+        elif key in (HISTORY_ID, SOURCE_CONTEXT):
+            return lower_message_fully(element, provenance, ctx)
     tool_call = None
     if tag == "tool_call":
-        call_id, name = values.get("tool_call_id"), values.get("function_name")
-        if call_id is None or name is None:
+        if call_id is None or function_name is None:
             return lower_message_fully(element, provenance, ctx)
-        tool_call = _new_tool_call(call_id, name, text)
-    get = values.get
-    return _new_message(tag, TAG_ROLES[tag], text, get("id"), get("status"), get("phase"),
-                        get("name"), get("type"), get("tool_call_id"), tool_call, None,
-                        get("role"), provenance.file, provenance)
+        tool_call = _new_tool_call(call_id, function_name, text)
+    return _new_message(tag, TAG_ROLES[tag], text, id_, status, phase, name, type_, call_id,
+                        tool_call, None, role, provenance.file, provenance)
 
 
 class _Checked:

@@ -32,7 +32,9 @@ ATTRIBUTES = ['', ' id="m1"', ' tool_call_id="call_1" function_name="f"', " a='1
               ' a="b\\"c"', ' flag', ' a="x>y"', ' a="1"/', ' role="user"  ', ' type="shell"',
               ' a="<"', ' a="unclosed', ' ochat-history-id="1:s:0"', ' ochat-source-context="x.md"',
               ' role="tool" tool_call function_name="f" tool_call_id="c" status="done"',
-              ' id="a"\n status="s"\tphase="p" name="n"']
+              ' id="a"\n status="s"\tphase="p" name="n"', ' id="a" id="b" type="t" type="u"',
+              ' tool_call_id="x" function_name="f" tool_call_id="y" function_name="g"',
+              ' tool_call_id="c" role="r" name="n" phase="p" status="s" other="o" type="t"']
 
 
 def _simple(tag: str, attributes: str, body: str, raw: bool, gap: str) -> str:
