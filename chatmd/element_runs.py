@@ -9,7 +9,7 @@ would produce a START, a TEXT and an END token for each, and a TEXT token for
 the blanks before it, for the parser to assemble.
 
 An element qualifies when it is a known tag that opens no structured scope
-(not ``tool`` or ``shell_access``), its attributes are simple ``name="value"``
+(not ``tool`` or ``shell_access``) and is not ``import``, its attributes are simple ``name="value"``
 pairs (values without ``\\``, ``&``, ``"``, ``<``, ``>``), and its content is
 one text run (rules 2 and 8 of spec §1.4: no ``<`` or ``|``; maybe empty) or
 one RAW block (blanks before it dropped, rule 1), directly followed by its own
@@ -30,8 +30,9 @@ from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element, Node, Text, new_element
 from chatmd.vocabulary import CORE_TAGS
 
-#: Elements that never open a structured scope (the shell vocabulary is not read in them).
-NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access"}
+#: Elements that never open a structured scope (the shell vocabulary is not read in them),
+#: but ``import``: the parser notes each ``<import>`` it reads (``ParseResult.import_tags``).
+NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access", "import"}
 #: Their closing tags.
 _CLOSINGS = {name: f"</{name}>" for name in NO_SCOPE}
 

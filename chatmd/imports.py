@@ -121,16 +121,18 @@ class ExpandedPrompt:
 class _File:
     """The file whose nodes are being expanded, and how it was reached."""
 
-    __slots__ = ("source", "folder", "namespace", "depth", "active", "sha256")
+    __slots__ = ("source", "folder", "namespace", "depth", "active", "sha256", "import_tags")
 
     def __init__(self, source: SourceFile, folder: str, namespace: str | None, depth: int,
-                 active: frozenset[str], sha256: str) -> None:
+                 active: frozenset[str], sha256: str, import_tags: bool = True) -> None:
         self.source = source
         self.folder = folder
         self.namespace = namespace
         self.depth = depth
         self.active = active
         self.sha256 = sha256
+        #: False when its parse read no ``<import>`` element (``ParseResult.import_tags``)
+        self.import_tags = import_tags
 
 
 class _Body:
@@ -151,10 +153,11 @@ class _Body:
         self.skip: set[int] | None = None
 
 
-def may_import(text: str) -> bool:
-    """False when a file's ``text`` cannot hold an ``<import>`` element (a cheap scan:
-    the tag is written ``<import``), so that its elements need no expansion work."""
-    return "<import" in text
+def may_import(text: str, import_tags: bool = True) -> bool:
+    """False when a file cannot hold an ``<import>`` element, so that its elements need
+    no expansion work: its parse read none (``import_tags`` False: nothing to scan, which
+    spares a search through a large transcript), or its ``text`` has no ``<import``."""
+    return import_tags and "<import" in text
 
 
 def expands_imports(element: Element) -> bool:
@@ -188,7 +191,7 @@ class _Expander:
     # ------------------------------------------------------------------ top level
 
     def top_level(self, nodes: tuple[Node, ...], file: _File) -> None:
-        if not may_import(file.source.text):  # nothing to expand, nothing to check
+        if not may_import(file.source.text, file.import_tags):  # nothing to expand or check
             self._place(nodes, file, _START)
             return
         skip = self._check_namespaces(nodes)
@@ -458,18 +461,21 @@ class _Expander:
             return None
         own = element.get("namespace")
         child = _File(source, folder, join_namespaces(file.namespace, own),
-                      file.depth + 1, file.active | {key}, sha256)
+                      file.depth + 1, file.active | {key}, sha256, result.import_tags)
         return result.document, child
 
 
 def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None = None,
-                   confine: bool = False, sha256: str | None = None) -> ExpandedPrompt:
+                   confine: bool = False, sha256: str | None = None,
+                   import_tags: bool = True) -> ExpandedPrompt:
     """Expand every import of ``document`` (the root prompt, already parsed).
 
     ``prompt_dir`` is the root prompt's folder (absolute); ``root_key`` the
     root file's absolute path when it has one (so importing it back is a
     cycle). ``sha256`` is :func:`~chatmd.loading.sha256_hex` of the root text when the
-    caller has it already. Never raises for bad input: problems are in the diagnostics.
+    caller has it already; ``import_tags`` is False when the parse of ``document`` read
+    no ``<import>`` element (``ParseResult.import_tags``). Never raises for bad input:
+    problems are in the diagnostics.
     """
     prompt_dir = os.path.abspath(prompt_dir)
     expander = _Expander(prompt_dir, confine=confine)
@@ -478,7 +484,7 @@ def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None 
     expander.folders[source] = prompt_dir
     active = frozenset({import_key(root_key)}) if root_key else frozenset()
     root = _File(source, prompt_dir, None, 0, active,
-                 sha256 if sha256 is not None else sha256_hex(source.text))
+                 sha256 if sha256 is not None else sha256_hex(source.text), import_tags)
     expander.top_level(document.nodes, root)
     return ExpandedPrompt(expander.elements, expander.provenances, expander.diagnostics,
                           expander.sources, expander.chains, expander.folders)
