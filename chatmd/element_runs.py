@@ -48,7 +48,19 @@ _new_attribute = fast_constructor(Attribute)
 _new_element = new_element
 _new_text = fast_constructor(Text)
 
-AttributeCache = dict[str, tuple[Attribute, ...]]
+#: Attribute texts already read (a whole text, or ``(" name=", value)`` for one attribute as
+#: written) -> their attributes; filled as they are read. An attribute written alike on many
+#: elements (``tool_call_id="call_7"`` on a call and on its response) is made once.
+AttributeCache = dict[str | tuple[str, str], tuple[Attribute, ...]]
+
+
+def _attribute(written: str, value: str, cache: AttributeCache) -> tuple[Attribute, ...]:
+    """``(Attribute,)`` for ``written`` (blanks, the name and ``=``) and ``value``."""
+    key = (written, value)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = (_new_attribute(written.lstrip()[:-1], value),)
+    return found
 
 
 def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
@@ -58,8 +70,7 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
     Returns the elements, the offset where the blanks before each begin (the
     element itself begins where they end: ``element.span.start``), and the
     offset after the last one (``i`` when none was read). ``attribute_cache``
-    maps attribute texts already read to their attributes; it is filled as
-    attributes are read. ``first`` is :data:`SIMPLE_OPEN`'s match at ``i``, if the caller
+    holds the attributes already read (:data:`AttributeCache`). ``first`` is :data:`SIMPLE_OPEN`'s match at ``i``, if the caller
     made it (its tag in :data:`NO_SCOPE`).
     """
     text = source.text
@@ -104,10 +115,10 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
         if attributes is None:  # blanks, name, =", value, " ...: split at the quotes
             parts = attribute_text.split('"')
             if len(parts) == 3:  # (one or two attributes: the common cases, unrolled)
-                attributes = (_new_attribute(parts[0].lstrip()[:-1], parts[1]),)
+                attributes = _attribute(parts[0], parts[1], attribute_cache)
             elif len(parts) == 5:
-                attributes = (_new_attribute(parts[0].lstrip()[:-1], parts[1]),
-                              _new_attribute(parts[2].lstrip()[:-1], parts[3]))
+                attributes = (_attribute(parts[0], parts[1], attribute_cache)
+                              + _attribute(parts[2], parts[3], attribute_cache))
             else:
                 attributes = tuple([_new_attribute(parts[k].lstrip()[:-1], parts[k + 1])
                                     for k in range(0, len(parts) - 1, 2)])
