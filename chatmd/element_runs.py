@@ -33,14 +33,18 @@ from chatmd.vocabulary import CORE_TAGS
 #: Elements that never open a structured scope (the shell vocabulary is not read in them),
 #: but ``import``: the parser notes each ``<import>`` it reads (``ParseResult.import_tags``).
 NO_SCOPE = frozenset(CORE_TAGS) - {"tool", "shell_access", "import"}
-#: Their closing tags.
-_CLOSINGS = {name: f"</{name}>" for name in NO_SCOPE}
+#: Each of them -> itself (the one string every element of that tag then holds, rather
+#: than a copy per element) and its closing tag.
+_TAGS = {name: (name, f"</{name}>") for name in NO_SCOPE}
 
 #: Blanks, then an opening tag whose attributes are simple `name="value"` pairs: where a
 #: run may start (when the tag is in :data:`NO_SCOPE`).
+#: (Possessive quantifiers: no part ever needs to give characters back -- blanks, names,
+#: ``=``, values and quotes are disjoint classes -- and the engine then keeps no
+#: backtracking state: a fifth less work per opening tag.)
 SIMPLE_OPEN = re.compile(
-    r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
-    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
+    r"([ \t\r\n]*+)<([A-Za-z_][A-Za-z0-9_]*+)"
+    r"((?:[ \t\n\r\x0b\x0c]++[A-Za-z0-9_:\-]++=\"[^\"\\\\&<>]*+\")*+)[ \t\n\r\x0b\x0c]*+>")
 # Blanks and a RAW opener (rule 1), matched only up to the first `|` after an opening tag.
 _RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
 
@@ -79,7 +83,7 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
     startswith = text.startswith
     simple_at = SIMPLE_OPEN.match
     raw_at = _RAW_OPENER.match
-    closings = _CLOSINGS
+    tags = _TAGS
     elements: list[Element] = []
     blanks_at: list[int] = []
     children: tuple[Node, ...]
@@ -90,9 +94,10 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
             if simple is None:
                 break
         blanks, name, attribute_text = simple.groups()
-        closing = closings.get(name)
-        if closing is None:
+        known = tags.get(name)
+        if known is None:
             break
+        name, closing = known
         after = simple.end()
         lt = find("<", after)
         if lt < 0:

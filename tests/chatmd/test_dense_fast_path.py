@@ -13,6 +13,7 @@ stray candidates, in document and in content mode.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from chatcommon.sources import SourceFile
 from chatmd.ast import Element, Text
+from chatmd.element_runs import SIMPLE_OPEN
 from chatmd.parser import Parser, parse
 from tests.support import REPO_ROOT
 
@@ -103,3 +105,25 @@ def test_real_prompts_agree() -> None:
     for path in sorted((REPO_ROOT / "examples").glob("*.chatmd")):
         text = path.read_text(encoding="utf-8")
         assert _reading(text, False, True) == _reading(text, False, False), path
+
+
+#: SIMPLE_OPEN as first written, with backtracking quantifiers.
+_BACKTRACKING_OPEN = re.compile(
+    r"([ \t\r\n]*)<([A-Za-z_][A-Za-z0-9_]*)"
+    r"((?:[ \t\n\r\x0b\x0c]+[A-Za-z0-9_:\-]+=\"[^\"\\\\&<>]*\")*)[ \t\n\r\x0b\x0c]*>")
+opening_tags = st.builds(
+    lambda blanks, name, inside, tail: f"{blanks}<{name}{''.join(inside)}{tail}",
+    st.sampled_from(["", "\n", " \t\r\n", "x"]), st.sampled_from(["user", "a_1", "tool_call", "1"]),
+    st.lists(st.sampled_from([" ", "\n", "\t", "\x0b", "\x0c", "id", "a:b-c", "=", '"', "v", "\\",
+                              "&", "<", ">", "'", ' id="v"', 'id="v"', ' a="x\\y"', ' a="&"', ' a="x>y"',
+                              ' a="<"']), max_size=10),
+    st.sampled_from([">", " >", "/>", "", "\x0c>", '">']))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(opening_tags)
+def test_the_possessive_opening_tag_pattern_matches_as_the_backtracking_one(text: str) -> None:
+    new, old = SIMPLE_OPEN.match(text), _BACKTRACKING_OPEN.match(text)
+    assert (new is None) == (old is None)
+    if new is not None and old is not None:
+        assert new.groups() == old.groups() and new.end() == old.end()
