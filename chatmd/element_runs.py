@@ -49,6 +49,7 @@ SIMPLE_OPEN = re.compile(
 _RAW_OPENER = re.compile(r"[ \t\r\n]*RAW\|")
 
 _new_attribute = fast_constructor(Attribute)
+_new_object = object.__new__
 _new_element = new_element
 _new_text = fast_constructor(Text)
 
@@ -84,6 +85,7 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
     simple_at = SIMPLE_OPEN.match
     raw_at = _RAW_OPENER.match
     tags = _TAGS
+    new = _new_object  # spans are made inline: `Span(...)` would run a frame per span
     elements: list[Element] = []
     blanks_at: list[int] = []
     children: tuple[Node, ...]
@@ -107,7 +109,12 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
             if not startswith(closing, lt):
                 break
             end = lt
-            children = (_new_text(text[after:lt], Span(source, after, lt)),) if lt > after else ()
+            if lt > after:
+                span = new(Span)
+                span.source, span.start, span.end = source, after, lt
+                children = (_new_text(text[after:lt], span),)
+            else:
+                children = ()
         else:  # blanks (dropped), then RAW| body |RAW
             if raw_at(text, after, bar + 1) is None:
                 break
@@ -115,7 +122,9 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
             if close < 0 or not startswith(closing, close + 4):
                 break
             end = close + 4
-            children = (_new_text(text[bar + 1:close], Span(source, bar - 3, end)),)
+            span = new(Span)
+            span.source, span.start, span.end = source, bar - 3, end
+            children = (_new_text(text[bar + 1:close], span),)
         attributes = attribute_cache.get(attribute_text)
         if attributes is None:  # blanks, name, =", value, " ...: split at the quotes
             parts = attribute_text.split('"')
@@ -129,9 +138,11 @@ def read_run(source: SourceFile, i: int, attribute_cache: AttributeCache,
                                     for k in range(0, len(parts) - 1, 2)])
             attribute_cache[attribute_text] = attributes
         i_next = end + len(closing)
-        elements.append(_new_element(name, attributes, children,
-                                     Span(source, i + len(blanks), after),
-                                     Span(source, end, i_next), False))
+        span = new(Span)
+        span.source, span.start, span.end = source, i + len(blanks), after
+        end_span = new(Span)
+        end_span.source, end_span.start, end_span.end = source, end, i_next
+        elements.append(_new_element(name, attributes, children, span, end_span, False))
         blanks_at.append(i)
         i = i_next
         simple = None
