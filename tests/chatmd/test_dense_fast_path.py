@@ -6,7 +6,8 @@ just text (and the blanks before each) as one token, the nodes already built
 such elements with everything that must not take the fast path -- nested and
 self-closing elements, unknown tags, stray ``<`` and ``|``, RAW blocks not
 directly closed, attributes with entities, escapes or ``>``, shell scopes,
-comments, mismatched and unclosed tags -- both readings must give the same
+comments, entities, CRLF and lone CR line ends, unterminated comments and RAW
+blocks, mismatched and unclosed tags -- both readings must give the same
 tree (spans included), the same diagnostics, the same depth and the same
 stray candidates, in document and in content mode.
 """
@@ -25,7 +26,8 @@ from chatmd.element_runs import SIMPLE_OPEN
 from chatmd.parser import Parser, parse
 from tests.support import REPO_ROOT
 
-WORDS = ["hello", "the model", "x > y", "a|b", "RAW", "RAW|", "|RAW", "&amp;", "  ", "\n",
+WORDS = ["hello", "the model", "x > y", "a|b", "RAW", "RAW|", "|RAW", "&amp;", "  ", "\n", "\r\n",
+         "<!-- unterminated", "RAW|unterminated", "&bogus;", "&#x41;",
          "<", "<b>bold</b>", "é", "<!-- c -->", "</user >"]
 TAGS = ["user", "assistant", "system", "developer", "tool_call", "tool_response", "msg",
         "reasoning", "summary", "config", "doc", "img", "import", "tool", "shell_access",
@@ -45,15 +47,15 @@ def _simple(tag: str, attributes: str, body: str, raw: bool, gap: str) -> str:
 
 
 simple = st.builds(_simple, st.sampled_from(TAGS), st.sampled_from(ATTRIBUTES),
-                   st.text(st.sampled_from("ab <|>&\n\tRAW/"), max_size=12),
-                   st.booleans(), st.sampled_from(["", " ", "\n", "\n \t"]))
+                   st.text(st.sampled_from("ab <|>&\n\r\tRAW/"), max_size=12),
+                   st.booleans(), st.sampled_from(["", " ", "\n", "\n \t", "\r\n", "\r"]))
 fragment = st.one_of(
     simple, simple, simple,
     st.sampled_from(WORDS),
     st.builds(lambda t, a: f"<{t}{a}/>", st.sampled_from(TAGS), st.sampled_from(ATTRIBUTES)),
     st.builds(lambda t, a: f"<{t}{a}>", st.sampled_from(TAGS), st.sampled_from(ATTRIBUTES)),
     st.builds(lambda t: f"</{t}>", st.sampled_from(TAGS)),
-    st.sampled_from(["\n", "\n\n", " ", ""]),
+    st.sampled_from(["\n", "\n\n", " ", "", "\r\n", "\r\n\r\n"]),
 )
 documents = st.lists(fragment, max_size=25).map("".join)
 
