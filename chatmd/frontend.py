@@ -160,7 +160,8 @@ def _load(text: str, *, name: str, prompt_dir: str, root_key: str | None,
             intact = intact_part(parsed)
             document, checkable = intact.document, intact.self_contained
         expanded = expand_imports(document, prompt_dir=prompt_dir, root_key=root_key,
-                                  confine=confine, sha256=sha256)
+                                  confine=confine, sha256=sha256,
+                                  import_tags=parsed.import_tags)
         prompt, lowering = lower_prompt(expanded, name=name, prompt_dir=prompt_dir,
                                         confine=confine)
     paths = {name: root_key} if root_key is not None else {}

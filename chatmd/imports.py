@@ -37,7 +37,7 @@ import os
 import re
 
 from chatcommon.diagnostics import Diagnostic, Related, Severity
-from chatcommon.records import evolve, fast_constructor
+from chatcommon.records import evolve
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Document, Element, Node, Text
 from chatmd.lexer import attribute_spans
@@ -50,11 +50,11 @@ from chatmd.loading import (
     sha256_hex,
 )
 from chatmd.parser import MAX_NESTING, parse
-from chatmd.provenance import Provenance, join_namespaces
+from chatmd.provenance import Provenance, join_namespaces, new_provenance
 from chatmd.references import INVALID_PATH, invalid_message, reference_problem
 
 #: One per top-level element: made without the generated __init__.
-_new_provenance = fast_constructor(Provenance)
+_new_provenance = new_provenance
 
 
 PHASE = "imports"
@@ -91,36 +91,48 @@ class TopLevel:
 class ExpandedPrompt:
     """The expanded top-level elements, diagnostics, files read and import chains.
 
-    ``chains`` maps each imported file to its "imported from" notes (nearest
-    importer first); ``folders`` gives the absolute folder of every file read,
-    for resolving what it refers to.
+    ``elements`` are the top-level elements of the whole prompt in order and
+    ``provenances`` where each was declared (the same length: two lists rather
+    than a :class:`TopLevel` per element, which a transcript would pay for
+    36,000 times); ``nodes`` pairs them. ``chains`` maps each imported file to
+    its "imported from" notes (nearest importer first); ``folders`` gives the
+    absolute folder of every file read, for resolving what it refers to.
     """
 
-    __slots__ = ("nodes", "diagnostics", "sources", "chains", "folders")
+    __slots__ = ("elements", "provenances", "diagnostics", "sources", "chains", "folders")
 
-    def __init__(self, nodes: list[TopLevel], diagnostics: list[Diagnostic],
-                 sources: list[SourceFile], chains: dict[SourceFile, Chain],
-                 folders: dict[SourceFile, str]) -> None:
-        self.nodes = nodes
+    def __init__(self, elements: list[Element], provenances: list[Provenance],
+                 diagnostics: list[Diagnostic], sources: list[SourceFile],
+                 chains: dict[SourceFile, Chain], folders: dict[SourceFile, str]) -> None:
+        self.elements = elements
+        self.provenances = provenances
         self.diagnostics = diagnostics
         self.sources = sources
         self.chains = chains
         self.folders = folders
 
+    @property
+    def nodes(self) -> list[TopLevel]:
+        """Each top-level element with its provenance."""
+        return [TopLevel(element, provenance)
+                for element, provenance in zip(self.elements, self.provenances, strict=True)]
+
 
 class _File:
     """The file whose nodes are being expanded, and how it was reached."""
 
-    __slots__ = ("source", "folder", "namespace", "depth", "active", "sha256")
+    __slots__ = ("source", "folder", "namespace", "depth", "active", "sha256", "import_tags")
 
     def __init__(self, source: SourceFile, folder: str, namespace: str | None, depth: int,
-                 active: frozenset[str], sha256: str) -> None:
+                 active: frozenset[str], sha256: str, import_tags: bool = True) -> None:
         self.source = source
         self.folder = folder
         self.namespace = namespace
         self.depth = depth
         self.active = active
         self.sha256 = sha256
+        #: False when its parse read no ``<import>`` element (``ParseResult.import_tags``)
+        self.import_tags = import_tags
 
 
 class _Body:
@@ -141,10 +153,11 @@ class _Body:
         self.skip: set[int] | None = None
 
 
-def may_import(text: str) -> bool:
-    """False when a file's ``text`` cannot hold an ``<import>`` element (a cheap scan:
-    the tag is written ``<import``), so that its elements need no expansion work."""
-    return "<import" in text
+def may_import(text: str, import_tags: bool = True) -> bool:
+    """False when a file cannot hold an ``<import>`` element, so that its elements need
+    no expansion work: its parse read none (``import_tags`` False: nothing to scan, which
+    spares a search through a large transcript), or its ``text`` has no ``<import``."""
+    return import_tags and "<import" in text
 
 
 def expands_imports(element: Element) -> bool:
@@ -163,7 +176,8 @@ class _Expander:
         self.sources: list[SourceFile] = []
         self.chains: dict[SourceFile, Chain] = {}
         self.folders: dict[SourceFile, str] = {}
-        self.out: list[TopLevel] = []
+        self.elements: list[Element] = []
+        self.provenances: list[Provenance] = []
         self.imported = 0
 
     # ------------------------------------------------------------------ reporting
@@ -177,7 +191,7 @@ class _Expander:
     # ------------------------------------------------------------------ top level
 
     def top_level(self, nodes: tuple[Node, ...], file: _File) -> None:
-        if not may_import(file.source.text):  # nothing to expand, nothing to check
+        if not may_import(file.source.text, file.import_tags):  # nothing to expand or check
             self._place(nodes, file, _START)
             return
         skip = self._check_namespaces(nodes)
@@ -216,7 +230,8 @@ class _Expander:
         rfind = text.rfind
         name, folder, prompt_dir, namespace, digest = (source.name, file.folder, self.prompt_dir,
                                                        file.namespace, file.sha256)
-        append = self.out.append
+        append_element = self.elements.append
+        append_provenance = self.provenances.append
         line, line_start, scanned = position
         for node in nodes:
             if type(node) is not Element:
@@ -227,8 +242,9 @@ class _Expander:
             newline = rfind("\n", line_start, start)
             if newline >= 0:
                 line_start = newline + 1
-            append(TopLevel(node, _new_provenance(name, line, start - line_start + 1, folder,
-                                                  prompt_dir, namespace, digest)))
+            append_element(node)
+            append_provenance(_new_provenance(name, line, start - line_start + 1, folder,
+                                              prompt_dir, namespace, digest))
         return line, line_start, scanned
 
     # ------------------------------------------------------------------ bodies
@@ -445,18 +461,21 @@ class _Expander:
             return None
         own = element.get("namespace")
         child = _File(source, folder, join_namespaces(file.namespace, own),
-                      file.depth + 1, file.active | {key}, sha256)
+                      file.depth + 1, file.active | {key}, sha256, result.import_tags)
         return result.document, child
 
 
 def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None = None,
-                   confine: bool = False, sha256: str | None = None) -> ExpandedPrompt:
+                   confine: bool = False, sha256: str | None = None,
+                   import_tags: bool = True) -> ExpandedPrompt:
     """Expand every import of ``document`` (the root prompt, already parsed).
 
     ``prompt_dir`` is the root prompt's folder (absolute); ``root_key`` the
     root file's absolute path when it has one (so importing it back is a
     cycle). ``sha256`` is :func:`~chatmd.loading.sha256_hex` of the root text when the
-    caller has it already. Never raises for bad input: problems are in the diagnostics.
+    caller has it already; ``import_tags`` is False when the parse of ``document`` read
+    no ``<import>`` element (``ParseResult.import_tags``). Never raises for bad input:
+    problems are in the diagnostics.
     """
     prompt_dir = os.path.abspath(prompt_dir)
     expander = _Expander(prompt_dir, confine=confine)
@@ -465,7 +484,7 @@ def expand_imports(document: Document, *, prompt_dir: str, root_key: str | None 
     expander.folders[source] = prompt_dir
     active = frozenset({import_key(root_key)}) if root_key else frozenset()
     root = _File(source, prompt_dir, None, 0, active,
-                 sha256 if sha256 is not None else sha256_hex(source.text))
+                 sha256 if sha256 is not None else sha256_hex(source.text), import_tags)
     expander.top_level(document.nodes, root)
-    return ExpandedPrompt(expander.out, expander.diagnostics, expander.sources,
-                          expander.chains, expander.folders)
+    return ExpandedPrompt(expander.elements, expander.provenances, expander.diagnostics,
+                          expander.sources, expander.chains, expander.folders)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from chatcommon.diagnostics import Diagnostic, Severity
 from chatcommon.sources import SourceFile, Span
 from chatmd.ast import Attribute, Element
-from chatmd.element_runs import NO_SCOPE, SIMPLE_OPEN, read_run
+from chatmd.element_runs import NO_SCOPE, SIMPLE_OPEN, AttributeCache, read_run
 from chatmd.vocabulary import CORE_TAGS, READ_FILE_TOOL_NAMES, SHELL_TAGS
 
 START = 0
@@ -205,7 +205,7 @@ def iter_tokens(source: SourceFile, diagnostics: list[Diagnostic], *,
     find = text.find
     depth = 0
     scopes: list[int] = []
-    attribute_cache: dict[str, tuple[Attribute, ...]] = {}
+    attribute_cache: AttributeCache = {}
 
     def error(start: int, end: int, code: str, message: str, hint: str | None = None) -> None:
         diagnostics.append(Diagnostic.at(Span(source, start, end), code, message,

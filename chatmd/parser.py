@@ -23,12 +23,12 @@ from chatcommon.allocation import gc_paused
 from chatcommon.diagnostics import Diagnostic, DiagnosticError, Related
 from chatcommon.records import fast_constructor
 from chatcommon.sources import SourceFile, Span
-from chatmd.ast import Document, Element, Node, Text
+from chatmd.ast import Document, Element, Node, Text, new_element
 from chatmd.lexer import ELEMENTS, SELF, START, TEXT, iter_tokens
 from chatmd.vocabulary import WS
 
 #: One per element and text run: made without the generated __init__.
-_new_element = fast_constructor(Element)
+_new_element = new_element
 _new_text = fast_constructor(Text)
 
 
@@ -54,6 +54,9 @@ class ParseResult:
     document: Document
     diagnostics: tuple[Diagnostic, ...]
     depth: int = 0
+    #: False when no ``<import>`` element was read: import expansion has nothing to do
+    #: (:func:`chatmd.imports.may_import`). True when not known.
+    import_tags: bool = True
 
     @property
     def ok(self) -> bool:
@@ -93,6 +96,8 @@ class Parser:
         self.stray_candidates: list[int] = []
         #: one more than the deepest nesting seen so far (the stack includes the root frame)
         self.depth = 1
+        #: an ``<import>`` element was read (runs of whole elements never hold one)
+        self.import_tags = False
         self.lex_diagnostics: list[Diagnostic] = []
         self.diagnostics: list[Diagnostic] = []
         # the line of the last top-level text reported, so that a run of text
@@ -144,6 +149,8 @@ class Parser:
                     self._run_in_body(top, run, token[2])
                 continue
             self._reported_line = 0
+            if token[1] == "import":
+                self.import_tags = True
             if kind == START:
                 if top.texts:
                     self._flush_text(top)
@@ -262,7 +269,7 @@ def _run(source: SourceFile, *, content_mode: bool, keep_stray_lt: bool) -> tupl
         document = parser.run()
     diagnostics = sorted(parser.lex_diagnostics + parser.diagnostics,
                          key=lambda d: (d.line, d.column))
-    return (ParseResult(document, tuple(diagnostics), parser.depth - 1),
+    return (ParseResult(document, tuple(diagnostics), parser.depth - 1, parser.import_tags),
             bool(parser.stray_candidates))
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import attrs
 
+from chatcommon.records import record_builder
 
-@attrs.frozen
+
+@attrs.frozen(weakref_slot=False)
 class Provenance:
     """The origin of one top-level element.
 
@@ -29,6 +31,29 @@ class Provenance:
     prompt_dir: str
     namespace: str | None = None
     source_sha256: str = ""
+
+
+class _ProvenanceBuilder:
+    """``_ProvenanceBuilder(*fields)`` is ``Provenance(*fields)``, made cheaper: every field
+    positionally (:func:`chatcommon.records.record_builder`); one per top-level element."""
+
+    __slots__ = ("file", "line", "column", "source_dir", "prompt_dir", "namespace",
+                 "source_sha256")
+
+    def __init__(self, file: str, line: int, column: int, source_dir: str, prompt_dir: str,
+                 namespace: str | None, source_sha256: str) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.source_dir = source_dir
+        self.prompt_dir = prompt_dir
+        self.namespace = namespace
+        self.source_sha256 = source_sha256
+        self.__class__ = Provenance  # type: ignore[assignment]  # the record it builds (same layout)
+
+
+#: ``new_provenance(*fields)`` is ``Provenance(*fields)``, made cheaper (:func:`chatcommon.records.record_builder`).
+new_provenance = record_builder(Provenance, _ProvenanceBuilder)
 
 
 def qualify(namespace: str | None, ident: str) -> str:

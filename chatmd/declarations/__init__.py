@@ -106,35 +106,34 @@ def lower_prompt(expanded: ExpandedPrompt, *, name: str, prompt_dir: str,
     moderator_runtime: ModeratorRuntime | None = None
     items: list[ConversationItem] = []
     append_item = items.append
-    for top in expanded.nodes:
-        element = top.element
+    for element, provenance in zip(expanded.elements, expanded.provenances, strict=True):
         tag = element.tag
         if tag in MESSAGE_TAGS:
-            message = lower_message(element, top.provenance, ctx)
+            message = lower_message(element, provenance, ctx)
             if message is not None:
                 append_item(message)
         elif tag == "reasoning":
-            reasoning = lower_reasoning(element, top.provenance, ctx)
+            reasoning = lower_reasoning(element, provenance, ctx)
             if reasoning is not None:
                 append_item(reasoning)
         elif tag == "config":
-            lowered = lower_config(element, top.provenance, ctx)
+            lowered = lower_config(element, provenance, ctx)
             if config is None:
                 config = lowered
         elif tag == "tool":
-            tool = lower_tool(element, top.provenance, ctx)
+            tool = lower_tool(element, provenance, ctx)
             if tool is not None:
                 tools.append(tool)
         elif tag == "script":
-            script = lower_script(element, top.provenance, ctx)
+            script = lower_script(element, provenance, ctx)
             if script is not None:
                 scripts.append((script, element))
         elif tag == "shell_access":
-            runtime = lower_shell_access(element, top.provenance, ctx)
+            runtime = lower_shell_access(element, provenance, ctx)
             if runtime is not None:
                 runtimes.append(runtime)
         elif tag == "moderator_runtime":
-            declared = lower_moderator_runtime(element, top.provenance, ctx)
+            declared = lower_moderator_runtime(element, provenance, ctx)
             if declared is not None:
                 moderator_runtime = declared
     check_script_registry(scripts, ctx)

@@ -20,12 +20,12 @@ from chatmd.ast import Element, Node, Text
 from chatmd.declarations.content import CONTENT, REASONING, lower_content, validate_nested
 from chatmd.declarations.context import LoweringContext
 from chatmd.declarations.text import render_import, render_nodes
-from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef
+from chatmd.ir import Content, Message, Reasoning, SummaryPart, ToolCallRef, new_message
 from chatmd.provenance import Provenance
 from chatmd.vocabulary import WS
 
 #: Messages are made for every element of a transcript: without the generated __init__.
-_new_message = fast_constructor(Message)
+_new_message = new_message
 _new_tool_call = fast_constructor(ToolCallRef)
 
 
@@ -128,22 +128,45 @@ def lower_message(element: Element, provenance: Provenance, ctx: LoweringContext
             return lower_message_fully(element, provenance, ctx)
         return _new_message(tag, TAG_ROLES[tag], text, None, None, None, None, None, None,
                             None, None, None, provenance.file, provenance)
-    values: dict[str, str] = {}
-    for attribute in attributes:  # last wins; a flag reads as ''
+    # one pass, last occurrence wins, a flag reads as '' (no dict: most have one or two)
+    id_: str | None = None
+    status: str | None = None
+    phase: str | None = None
+    name: str | None = None
+    type_: str | None = None
+    call_id: str | None = None
+    role: str | None = None
+    function_name: str | None = None
+    for attribute in attributes:
+        key = attribute.name
         value = attribute.value
-        values[attribute.name] = "" if value is None else value
-    if HISTORY_ID in values or SOURCE_CONTEXT in values:
-        return lower_message_fully(element, provenance, ctx)
+        if value is None:
+            value = ""
+        if key == "tool_call_id":
+            call_id = value
+        elif key == "function_name":
+            function_name = value
+        elif key == "id":
+            id_ = value
+        elif key == "name":
+            name = value
+        elif key == "status":
+            status = value
+        elif key == "type":
+            type_ = value
+        elif key == "phase":
+            phase = value
+        elif key == "role":
+            role = value
+        elif key in (HISTORY_ID, SOURCE_CONTEXT):
+            return lower_message_fully(element, provenance, ctx)
     tool_call = None
     if tag == "tool_call":
-        call_id, name = values.get("tool_call_id"), values.get("function_name")
-        if call_id is None or name is None:
+        if call_id is None or function_name is None:
             return lower_message_fully(element, provenance, ctx)
-        tool_call = _new_tool_call(call_id, name, text)
-    get = values.get
-    return _new_message(tag, TAG_ROLES[tag], text, get("id"), get("status"), get("phase"),
-                        get("name"), get("type"), get("tool_call_id"), tool_call, None,
-                        get("role"), provenance.file, provenance)
+        tool_call = _new_tool_call(call_id, function_name, text)
+    return _new_message(tag, TAG_ROLES[tag], text, id_, status, phase, name, type_, call_id,
+                        tool_call, None, role, provenance.file, provenance)
 
 
 class _Checked:

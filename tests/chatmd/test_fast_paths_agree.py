@@ -9,7 +9,9 @@ off -- and the two results must be identical: every diagnostic (code,
 position, message, hint, notes) and the whole best-effort prompt, every field
 including positions and provenance. The documents are the project's testdata,
 the conformance corpus (its prompts and the documents of its cases), the
-examples, the dense benchmark shape, and generated documents.
+examples, the dense benchmark shape, and generated documents. The parse's note
+that it read no ``<import>`` (which lets expansion skip the scan) is checked
+against the tree.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ import chatmd.declarations as declarations
 import chatmd.imports as imports
 import chatmd.lexer as lexer
 from chatcommon.sources import SourceFile, Span
+from chatmd.ast import Element
 from chatmd.declarations.messages import lower_message_fully
+from chatmd.parser import parse
 from runtime.prompt_checks import check_prompt_text
 from tests.chatmd.prompt_files import write_files
 from tests.chatmd.test_dense_fast_path import documents
@@ -45,7 +49,7 @@ def general_paths() -> Iterator[None]:
     saved = (lexer.read_run, imports.may_import, declarations.lower_message,
              dict(declarations._LOWERINGS))
     lexer.read_run = lambda source, i, cache, first=None: ([], [], i)  # type: ignore[assignment]  # no runs
-    imports.may_import = lambda text: True
+    imports.may_import = lambda text, import_tags=True: True
     declarations.lower_message = lower_message_fully
     for tag, lowering in list(declarations._LOWERINGS.items()):
         if lowering is saved[2]:
@@ -167,3 +171,36 @@ def test_generated_documents_agree(text: str, imported: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         Path(folder, "i.md").write_text(imported, encoding="utf-8")
         _agree(text.replace("<import", '<import src="i.md"'), Path(folder))
+
+
+def _tags(nodes: tuple[Any, ...]) -> set[str]:
+    """Every element tag in ``nodes``, at any depth."""
+    tags: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Element):
+            tags.add(node.tag)
+            stack.extend(node.children)
+    return tags
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents, st.booleans())
+def test_a_parse_that_reads_no_import_says_so(text: str, content_mode: bool) -> None:
+    """``import_tags`` (what lets expansion skip a file unscanned) is never False for a
+    document holding an ``<import>`` element, and is False for one that names none."""
+    result = parse(SourceFile("d.chatmd", text), content_mode=content_mode)
+    if "import" in _tags(result.document.nodes):
+        assert result.import_tags
+    if "import" not in text:
+        assert not result.import_tags
+
+
+def test_the_dense_shape_reads_no_import() -> None:
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from chatmd_parse import generate_dense
+
+    text, _ = generate_dense(20)
+    assert not parse(SourceFile("d.chatmd", text)).import_tags
+    assert parse(SourceFile("d.chatmd", text + '<import src="x.md"></import>\n')).import_tags
