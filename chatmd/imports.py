@@ -53,10 +53,6 @@ from chatmd.parser import MAX_NESTING, parse
 from chatmd.provenance import Provenance, join_namespaces, new_provenance
 from chatmd.references import INVALID_PATH, invalid_message, reference_problem
 
-#: One per top-level element: made without the generated __init__.
-_new_provenance = new_provenance
-
-
 PHASE = "imports"
 
 #: Imports nest at most this deep (the root prompt is depth 0).
@@ -243,7 +239,7 @@ class _Expander:
             if newline >= 0:
                 line_start = newline + 1
             append_element(node)
-            append_provenance(_new_provenance(name, line, start - line_start + 1, folder,
+            append_provenance(new_provenance(name, line, start - line_start + 1, folder,
                                               prompt_dir, namespace, digest))
         return line, line_start, scanned
 
