@@ -76,8 +76,11 @@ def check_command(args: argparse.Namespace) -> int:
     with type_length_limited(None if full else TYPE_LENGTH_LIMIT):
         result = check_file(args.file, surface=args.surface)
         # each type printed once (a type can take a while: see docs/types-and-speed.md)
-        bindings = [{"name": b.name, "type": b.signature} for b in result.bindings]
-        val_lines = [f"val {b['name']} : {b['type']}" for b in bindings]
+        signatures = [b.signature for b in result.bindings]
+        bindings = [{"name": b.name, "type": signature}
+                    for b, signature in zip(result.bindings, signatures, strict=True)]
+        val_lines = [b.line(signature)
+                     for b, signature in zip(result.bindings, signatures, strict=True)]
     if args.format == "json":
         from chatcommon.render import render_json
 

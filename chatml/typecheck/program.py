@@ -65,8 +65,9 @@ class Binding:
     def signature(self) -> str:
         return show_signature(self.type)
 
-    def line(self) -> str:
-        return f"val {self.name} : {self.signature}"
+    def line(self, signature: str | None = None) -> str:
+        """``val NAME : TYPE`` (``signature``: this binding's, when already printed)."""
+        return f"val {self.name} : {self.signature if signature is None else signature}"
 
 
 class TypeResult:
